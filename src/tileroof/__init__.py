@@ -1,0 +1,36 @@
+"""tileroof: how fast a TileLang kernel can run, from its TIR alone.
+
+    >>> import tileroof
+    >>> r = tileroof.analyze(matmul, device="h200", M=4096, N=4096, K=4096, block_M=128, ...)
+    >>> r.estimated_time, r.bound, r.tensor_flops, r.dram_bytes
+"""
+from __future__ import annotations
+
+from .errors import TileroofError
+
+__version__ = "0.1.0"
+__all__ = ["analyze", "analyze_trace", "TileroofError", "__version__"]
+
+
+def analyze_trace(trace, device=None, params=None):
+    """Counts, memory and time for an already-walked KernelTrace."""
+    from . import counts, devices, model
+    from .result import Result
+
+    dev = devices.load(device) if not isinstance(device, devices.Device) else device
+    c = counts.count(trace)
+    timing = model.estimate(trace, c, dev)
+    return Result(trace, c, dev, timing, dict(params or {}))
+
+
+def analyze(kernel, device=None, assume: dict | None = None, **params):
+    """Analyse a @tilelang.jit kernel (with its parameters), a PrimFunc or an IRModule.
+
+    device: a catalog key ("h200", the default), a path to a device/profile .toml, "live", or a
+    tileroof Device.  assume: values for run-time quantities (buffer or variable name -> number)."""
+    from . import devices
+    from .ir import trace as walk
+
+    dev = devices.load(device) if not isinstance(device, devices.Device) else device
+    tr = walk(kernel, params, assume)
+    return analyze_trace(tr, dev, params)

@@ -1,0 +1,146 @@
+"""Records in, numbers out: FLOPs by (unit, dtype), bytes by (level, direction), per op and in total.
+
+One formula per record kind lives here (torch.utils.flop_counter's pattern): each reads an
+OpRecord and returns its OpCounts.  Nothing here knows TVM or the hardware.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from .trace import FRAGMENT, GLOBAL, LOCAL, SHARED, KernelTrace, OpRecord, dtype_bytes
+
+TENSOR, CUDA, SFU, CVT = "tensor", "cuda", "sfu", "cvt"
+
+
+def normalize_dtype(dtype: str) -> str:
+    """Map TVM dtypes to the peak table's keys: fp16, bf16, fp8, tf32/fp32, fp64, int8, int32..."""
+    d = str(dtype)
+    if d.startswith("float8") or d.startswith("float6") or d.startswith("float4"):
+        return "fp8" if d.startswith("float8") else "fp4"
+    return {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64",
+            "int8": "int8", "uint8": "int8", "int32": "int32", "int4": "int4", "int64": "int64"}.get(d, d)
+
+
+@dataclass
+class OpCounts:
+    label: str
+    kind: str
+    executions: int
+    flops: Counter = field(default_factory=Counter)      # (unit, dtype) -> FLOPs (or SFU results)
+    conversions: int = 0
+    bytes: Counter = field(default_factory=Counter)      # (level, direction) -> bytes
+
+    @property
+    def total_flops(self) -> int:
+        return sum(self.flops.values())
+
+
+@dataclass
+class Counts:
+    ops: list
+    flops: Counter          # (unit, dtype) -> FLOPs summed over ops
+    bytes: Counter          # (level, direction) -> bytes
+    conversions: int
+    unique_bytes: int       # sum over global storages of bytes touched at least once
+    footprints: dict
+
+    @property
+    def total_flops(self) -> int:
+        return sum(v for (u, _), v in self.flops.items())
+
+    @property
+    def tensor_flops(self) -> int:
+        return sum(v for (u, _), v in self.flops.items() if u == TENSOR)
+
+    @property
+    def cuda_flops(self) -> int:
+        return sum(v for (u, _), v in self.flops.items() if u == CUDA)
+
+    @property
+    def sfu_ops(self) -> int:
+        return sum(v for (u, _), v in self.flops.items() if u == SFU)
+
+    def level_bytes(self, level: str, direction: str | None = None) -> int:
+        return sum(v for (lv, d), v in self.bytes.items() if lv == level and (direction is None or d == direction))
+
+    @property
+    def global_bytes(self) -> int:
+        return self.level_bytes(GLOBAL)
+
+
+def warp_partition(m: int, n: int, warps: int) -> tuple[int, int]:
+    """Warps along M and N for a gemm tile, the most square per-warp tile that divides evenly
+    (TileLang's GemmWarpPolicy.Square)."""
+    best, best_score = (warps, 1), None
+    for wm in range(1, warps + 1):
+        if warps % wm:
+            continue
+        wn = warps // wm
+        if m % wm or n % wn:
+            continue
+        score = abs(m / wm - n / wn)
+        if best_score is None or score < best_score:
+            best, best_score = (wm, wn), score
+    return best
+
+
+def _operand_bytes(rec: OpRecord, out: Counter, shared_read_factor: dict | None = None) -> None:
+    for op in rec.operands:
+        if op.scope in (FRAGMENT, LOCAL):
+            continue
+        level = op.scope
+        nbytes = op.elements * dtype_bytes(op.dtype)
+        if shared_read_factor and op.buffer in shared_read_factor and op.scope == SHARED:
+            nbytes *= shared_read_factor[op.buffer]
+        if op.access == "readwrite":
+            out[(level, "read")] += nbytes
+            out[(level, "write")] += nbytes
+        else:
+            out[(level, op.access)] += nbytes
+
+
+def _arith(rec: OpRecord, oc: OpCounts) -> None:
+    for (unit, dtype, _name), n in rec.ops_per_exec.items():
+        if unit == CVT:
+            oc.conversions += n * rec.executions
+        else:
+            oc.flops[(unit, normalize_dtype(dtype))] += n * rec.executions
+
+
+def count_gemm(rec: OpRecord, oc: OpCounts) -> None:
+    a = rec.attrs
+    warps = max(a.get("threads", 128) // 32, 1)
+    wm, wn = warp_partition(a["m"], a["n"], warps)
+    # each warp row reads its slice of A once per warp column and vice versa (ldmatrix traffic)
+    factors = {rec.operands[0].buffer: wn, rec.operands[1].buffer: wm}
+    if rec.operands[0].buffer == rec.operands[1].buffer:
+        factors = {}
+    _operand_bytes(rec, oc.bytes, factors)
+    _arith(rec, oc)
+
+
+def count_default(rec: OpRecord, oc: OpCounts) -> None:
+    _operand_bytes(rec, oc.bytes)
+    _arith(rec, oc)
+
+
+FORMULAS = {"gemm": count_gemm, "gemm_sp": count_gemm}
+
+
+def count_op(rec: OpRecord) -> OpCounts:
+    oc = OpCounts(rec.label, rec.kind, rec.executions)
+    FORMULAS.get(rec.kind, count_default)(rec, oc)
+    oc.bytes = Counter({k: int(round(v)) for k, v in oc.bytes.items()})
+    return oc
+
+
+def count(trace: KernelTrace) -> Counts:
+    ops = [count_op(r) for r in trace.ops]
+    flops, nbytes, conv = Counter(), Counter(), 0
+    for oc in ops:
+        flops.update(oc.flops)
+        nbytes.update(oc.bytes)
+        conv += oc.conversions
+    footprints = {k: v for k, v in trace.footprints.items()}
+    return Counts(ops, flops, nbytes, conv, sum(footprints.values()), footprints)

@@ -1,0 +1,233 @@
+"""Devices as data: catalog files (datasheet numbers, each with its source), calibrated profiles
+(numbers measured on the GPU by `tileroof calibrate`), a user's own file, or the live GPU."""
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import dataclass, field, replace
+from importlib import resources
+from pathlib import Path
+
+from ..errors import TileroofError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+DEFAULT_DEVICE = "h200"
+
+# spec key in the files -> (Device field, factor to base units)
+_SPECS = {
+    "sm_count": ("sm_count", 1),
+    "boost_clock_mhz": ("clock_hz", 1e6),
+    "dram_bandwidth_gbps": ("dram_bw", 1e9),
+    "dram_size_gb": ("dram_bytes", 1e9),
+    "l2_size_mb": ("l2_bytes", 1e6),
+    "l2_partitions": ("l2_partitions", 1),
+    "l2_bandwidth_gbps": ("l2_bw", 1e9),
+    "shared_mem_per_sm_kb": ("smem_per_sm", 1024),
+    "shared_mem_per_block_kb": ("smem_per_block", 1024),
+    "registers_per_sm": ("regs_per_sm", 1),
+    "max_threads_per_sm": ("max_threads_per_sm", 1),
+    "max_blocks_per_sm": ("max_blocks_per_sm", 1),
+    "max_threads_per_block": ("max_threads_per_block", 1),
+    "max_registers_per_thread": ("max_regs_per_thread", 1),
+    "shared_mem_bytes_per_clk_per_sm": ("smem_bytes_per_clk", 1),
+    "shared_mem_bandwidth_gbps": ("smem_bw", 1e9),
+    "sfu_ops_per_clk_per_sm": ("sfu_per_clk", 1),
+    "launch_overhead_us": ("launch_s", 1e-6),
+    "sm_clock_mhz": ("clock_hz", 1e6),
+}
+_TENSOR = {"tensor_tflops_fp16": "fp16", "tensor_tflops_bf16": "bf16", "tensor_tflops_fp8": "fp8",
+           "tensor_tflops_tf32": "tf32", "tensor_tops_int8": "int8", "tensor_tflops_fp4": "fp4"}
+_CUDA = {"fp32_tflops": "fp32", "fp16_tflops": "fp16", "fp64_tflops": "fp64", "bf16_tflops": "bf16"}
+
+
+@dataclass(frozen=True)
+class Device:
+    key: str
+    name: str
+    vendor: str = "nvidia"
+    arch: str = ""
+    tensor_instruction: str = "mma"
+    warp_size: int = 32
+    sm_count: int = 0
+    clock_hz: float = 0.0
+    tensor_peak: dict = field(default_factory=dict)   # dtype -> FLOP/s (dense)
+    cuda_peak: dict = field(default_factory=dict)     # dtype -> FLOP/s
+    sfu_per_clk: float = 16.0
+    dram_bw: float = 0.0
+    dram_bytes: float = 0.0
+    l2_bytes: float = 0.0
+    l2_partitions: int = 1
+    l2_bw: float = 0.0
+    smem_per_sm: float = 0.0
+    smem_per_block: float = 0.0
+    smem_bytes_per_clk: float = 128.0
+    smem_bw: float = 0.0
+    regs_per_sm: int = 65536
+    max_threads_per_sm: int = 2048
+    max_blocks_per_sm: int = 32
+    max_threads_per_block: int = 1024
+    max_regs_per_thread: int = 255
+    launch_s: float = 0.0
+    sources: dict = field(default_factory=dict)       # field -> citation
+    calibrated: dict = field(default_factory=dict)    # field -> {"value", "method", ...} from a profile
+    origin: str = "catalog"
+
+    # ---- derived rates -------------------------------------------------------------------------
+    @property
+    def sfu_rate(self) -> float:
+        return self.sfu_per_clk * self.sm_count * self.clock_hz
+
+    @property
+    def shared_bw(self) -> float:
+        return self.smem_bw or self.smem_bytes_per_clk * self.sm_count * self.clock_hz
+
+    def tensor_rate(self, dtype: str) -> float:
+        if dtype in self.tensor_peak:
+            return self.tensor_peak[dtype]
+        if dtype == "fp32" and "tf32" in self.tensor_peak:
+            return self.tensor_peak["tf32"]
+        if dtype in ("fp4", "int4") and "fp8" in self.tensor_peak:
+            return self.tensor_peak["fp8"]
+        return self.tensor_peak.get("fp16", 0.0)
+
+    def cuda_rate(self, dtype: str) -> float:
+        if dtype in self.cuda_peak:
+            return self.cuda_peak[dtype]
+        if dtype == "bf16" and "fp16" in self.cuda_peak:
+            return self.cuda_peak["fp16"]
+        return self.cuda_peak.get("fp32", 0.0)
+
+    def describe(self) -> dict:
+        return {"key": self.key, "name": self.name, "origin": self.origin, "sm_count": self.sm_count,
+                "clock_mhz": self.clock_hz / 1e6, "dram_bw_GBps": self.dram_bw / 1e9,
+                "l2_MB": self.l2_bytes / 1e6, "tensor_TFLOPs": {k: v / 1e12 for k, v in self.tensor_peak.items()},
+                "cuda_TFLOPs": {k: v / 1e12 for k, v in self.cuda_peak.items()},
+                "calibrated": sorted(self.calibrated)}
+
+
+def _value(entry):
+    return entry["value"] if isinstance(entry, dict) else entry
+
+
+def _apply(fields: dict, specs: dict, sources: dict, cites: dict | None) -> None:
+    for key, entry in specs.items():
+        value = _value(entry)
+        src = entry.get("source", entry.get("method", "")) if isinstance(entry, dict) else ""
+        cite = (cites or {}).get(src, src)
+        if key in _SPECS:
+            name, factor = _SPECS[key]
+            fields[name] = type(fields.get(name, 0.0))(value * factor) if name in ("sm_count", "l2_partitions", "regs_per_sm",
+                                                                                  "max_threads_per_sm", "max_blocks_per_sm",
+                                                                                  "max_threads_per_block", "max_regs_per_thread") else value * factor
+            sources[name] = cite
+        elif key in _TENSOR:
+            fields.setdefault("tensor_peak", {})[_TENSOR[key]] = value * 1e12
+            sources[f"tensor_peak.{_TENSOR[key]}"] = cite
+        elif key in _CUDA:
+            fields.setdefault("cuda_peak", {})[_CUDA[key]] = value * 1e12
+            sources[f"cuda_peak.{_CUDA[key]}"] = cite
+
+
+def from_dict(data: dict, origin: str) -> Device:
+    if "spec" not in data or "key" not in data:
+        raise TileroofError(f"{origin}: not a tileroof device file (needs `key` and a [spec] table)")
+    fields: dict = {"tensor_peak": {}, "cuda_peak": {}}
+    sources: dict = {}
+    _apply(fields, data["spec"], sources, data.get("sources"))
+    ints = {"sm_count", "l2_partitions", "regs_per_sm", "max_threads_per_sm", "max_blocks_per_sm",
+            "max_threads_per_block", "max_regs_per_thread"}
+    for k in ints & fields.keys():
+        fields[k] = int(fields[k])
+    return Device(key=data["key"], name=data.get("name", data["key"]), vendor=data.get("vendor", "nvidia"),
+                  arch=data.get("arch", ""), tensor_instruction=data.get("tensor_instruction", "mma"),
+                  warp_size=int(data.get("warp_size", 32)), sources=sources, origin=origin, **fields)
+
+
+def apply_profile(dev: Device, profile: dict, origin: str) -> Device:
+    """Overlay measured values from a calibration profile onto a catalog device."""
+    measured = profile.get("measured", {})
+    fields = {"tensor_peak": dict(dev.tensor_peak), "cuda_peak": dict(dev.cuda_peak)}
+    sources = dict(dev.sources)
+    _apply(fields, measured, sources, None)
+    prov = profile.get("provenance", {})
+    where = f"measured by tileroof calibrate on {prov.get('gpu', '?')} ({prov.get('date', '?')})"
+    for k in list(sources):
+        if k not in dev.sources or sources[k] != dev.sources.get(k):
+            sources[k] = f"{where}: {sources[k]}"
+    return replace(dev, sources=sources, calibrated={k: _value(v) for k, v in measured.items()},
+                   origin=f"{dev.origin}+{origin}", **fields)
+
+
+def catalog_dir() -> Path:
+    return Path(str(resources.files("tileroof.devices") / "catalog"))
+
+
+def profiles_dir() -> Path:
+    return Path(str(resources.files("tileroof.devices") / "profiles"))
+
+
+def catalog_keys() -> list[str]:
+    return sorted(p.stem for p in catalog_dir().glob("*.toml"))
+
+
+def _read(path: Path) -> dict:
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise TileroofError(f"cannot read device file {path}: {exc}") from None
+
+
+def load(name: str | None = None, calibrated: bool = True) -> Device:
+    """A device by catalog key ("h200"), by a path to a device or profile TOML, or "live"."""
+    name = name or DEFAULT_DEVICE
+    if isinstance(name, Device):
+        return name
+    if name == "live":
+        from .live import live_device
+        return live_device()
+    path = Path(name)
+    if path.suffix == ".toml" and path.exists():
+        data = _read(path)
+        if "measured" in data and "spec" not in data:
+            base = load(data.get("key", ""), calibrated=False)
+            return apply_profile(base, data, str(path))
+        return from_dict(data, str(path))
+    key = name.lower().replace("-", "_")
+    file = catalog_dir() / f"{key}.toml"
+    if not file.exists():
+        raise TileroofError(f"unknown device {name!r}: choose one of {', '.join(catalog_keys())}, "
+                            "'live', or a path to a device .toml")
+    dev = from_dict(_read(file), f"catalog/{key}.toml")
+    prof = profiles_dir() / f"{key}.toml"
+    if calibrated and prof.exists():
+        dev = apply_profile(dev, _read(prof), f"profiles/{key}.toml")
+    return dev
+
+
+def from_carver(arch) -> Device:
+    """A tilelang.carver.arch device (what TileLang's own Analyzer takes) mapped onto the catalog."""
+    name = getattr(getattr(arch, "device", None), "name", "") or str(getattr(arch, "name", ""))
+    key = match_name(name)
+    return load(key) if key else load(DEFAULT_DEVICE)
+
+
+def match_name(gpu_name: str) -> str | None:
+    """Catalog key for a GPU marketing name such as 'NVIDIA H200' or 'NVIDIA H100 80GB HBM3'."""
+    n = gpu_name.lower()
+    table = [("h200", "h200"), ("h100 pcie", "h100_pcie"), ("h100", "h100_sxm"), ("a100", "a100_80gb"),
+             ("l40s", "l40s"), ("4090", "rtx_4090"), ("b200", "b200"), ("mi300x", "mi300x")]
+    for needle, key in table:
+        if needle in n:
+            if key == "a100_80gb" and "40gb" in n:
+                return "a100_40gb"
+            return key
+    return None
+
+
+def ceil_div(a, b):
+    return -(-a // b) if isinstance(a, int) and isinstance(b, int) else math.ceil(a / b)

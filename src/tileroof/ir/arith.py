@@ -1,0 +1,130 @@
+"""Arithmetic in element-level code (T.Parallel / serial / vectorized bodies), counted by unit.
+
+One table entry per operation, like torch.utils.flop_counter's registry: the TIR node or intrinsic
+maps to (unit, FLOPs per result).  Units: "cuda" (CUDA-core ALU at the node's dtype), "sfu"
+(special-function unit), "cvt" (conversions: not FLOPs, listed because they cost issue slots).
+Index arithmetic (integer math inside buffer indices) is not counted.
+"""
+from __future__ import annotations
+
+from collections import Counter
+
+from tvm import tirx
+
+# node type -> op name, FLOPs per result on the CUDA cores
+_NODE_OPS = {
+    tirx.Add: "add", tirx.Sub: "sub", tirx.Mul: "mul", tirx.Div: "div",
+    tirx.Min: "min", tirx.Max: "max",
+    tirx.EQ: "cmp", tirx.NE: "cmp", tirx.LT: "cmp", tirx.LE: "cmp", tirx.GT: "cmp", tirx.GE: "cmp",
+}
+
+# intrinsic name -> (unit, op name, FLOPs per result)
+CALL_OPS = {
+    "tirx.exp": ("sfu", "exp", 1), "tirx.exp2": ("sfu", "exp2", 1), "tirx.exp10": ("sfu", "exp10", 1),
+    "tirx.log": ("sfu", "log", 1), "tirx.log2": ("sfu", "log2", 1), "tirx.log10": ("sfu", "log10", 1),
+    "tirx.log1p": ("sfu", "log1p", 1),
+    "tirx.rsqrt": ("sfu", "rsqrt", 1), "tirx.sqrt": ("sfu", "sqrt", 1),
+    "tirx.tanh": ("sfu", "tanh", 1), "tirx.sigmoid": ("sfu", "sigmoid", 1),
+    "tirx.sin": ("sfu", "sin", 1), "tirx.cos": ("sfu", "cos", 1), "tirx.tan": ("sfu", "tan", 1),
+    "tirx.erf": ("sfu", "erf", 1), "tirx.pow": ("sfu", "pow", 1),
+    "tl.rsqrt": ("sfu", "rsqrt", 1), "tl.exp2": ("sfu", "exp2", 1),
+    "tl.__exp": ("sfu", "exp", 1), "tl.__exp10": ("sfu", "exp10", 1), "tl.__log": ("sfu", "log", 1),
+    "tl.__log2": ("sfu", "log2", 1), "tl.__log10": ("sfu", "log10", 1), "tl.__tan": ("sfu", "tan", 1),
+    "tl.__cos": ("sfu", "cos", 1), "tl.__sin": ("sfu", "sin", 1),
+    "tirx.fabs": ("cuda", "abs", 1), "tirx.floor": ("cuda", "floor", 1), "tirx.ceil": ("cuda", "ceil", 1),
+    "tirx.round": ("cuda", "round", 1), "tirx.trunc": ("cuda", "trunc", 1),
+    "tirx.fma": ("cuda", "fma", 2),
+}
+# intrinsics that select or pass values through and cost no arithmetic of their own
+_FREE_CALLS = {"tirx.if_then_else", "tirx.likely", "tirx.reinterpret", "tirx.infinity",
+               "tirx.max_value", "tirx.min_value", "tirx.ret", "tl.infinity"}
+
+
+def _is_float(dtype) -> bool:
+    d = str(dtype)
+    return d.startswith(("float", "bfloat"))
+
+
+class ArithCount:
+    """Counts of one element-level expression: ops by (unit, dtype, op) and the loads it makes."""
+
+    def __init__(self):
+        self.ops: Counter = Counter()
+        self.loads: list[tirx.BufferLoad] = []
+        self.unknown: Counter = Counter()
+
+    def visit(self, e) -> None:
+        if isinstance(e, (tirx.IntImm, tirx.FloatImm, tirx.Var, tirx.StringImm)) or e is None:
+            return
+        if isinstance(e, tirx.BufferLoad):
+            self.loads.append(e)
+            for i in e.indices:
+                self._indices(i)
+            return
+        if isinstance(e, tirx.Add) and _is_float(e.dtype):
+            for mul, other in ((e.a, e.b), (e.b, e.a)):
+                if isinstance(mul, tirx.Mul):
+                    self.ops[("cuda", str(e.dtype), "fma")] += 2
+                    self.visit(mul.a)
+                    self.visit(mul.b)
+                    self.visit(other)
+                    return
+        name = _NODE_OPS.get(type(e))
+        if name is not None:
+            dtype = e.a.dtype if name == "cmp" else e.dtype
+            if _is_float(dtype):
+                self.ops[("cuda", str(dtype), name)] += 1
+            self.visit(e.a)
+            self.visit(e.b)
+            return
+        if isinstance(e, (tirx.FloorDiv, tirx.FloorMod, tirx.Mod, tirx.And, tirx.Or)):
+            if _is_float(e.dtype):
+                self.ops[("cuda", str(e.dtype), "div")] += 1
+            self.visit(e.a)
+            self.visit(e.b)
+            return
+        if isinstance(e, tirx.Not):
+            self.visit(e.a)
+            return
+        if isinstance(e, tirx.Cast):
+            if str(e.dtype) != str(e.value.dtype):
+                self.ops[("cvt", f"{e.value.dtype}->{e.dtype}", "cvt")] += 1
+            self.visit(e.value)
+            return
+        if isinstance(e, tirx.Select):
+            self.visit(e.condition)
+            self.visit(e.true_value)
+            self.visit(e.false_value)
+            return
+        if isinstance(e, (tirx.Ramp, tirx.Broadcast)):
+            self.visit(e.base if isinstance(e, tirx.Ramp) else e.value)
+            return
+        if isinstance(e, tirx.Let):
+            self.visit(e.value)
+            self.visit(e.body)
+            return
+        if isinstance(e, tirx.Call):
+            name = e.op.name if hasattr(e.op, "name") else str(e.op)
+            entry = CALL_OPS.get(name)
+            if entry is not None:
+                unit, op, flops = entry
+                self.ops[(unit, str(e.dtype), op)] += flops
+            elif name not in _FREE_CALLS:
+                self.unknown[name] += 1
+            for a in e.args:
+                self.visit(a)
+            return
+        self.unknown[type(e).__name__] += 1
+
+    def _indices(self, e) -> None:
+        """Index expressions: their arithmetic is address math, but loads inside them are real."""
+        if isinstance(e, tirx.BufferLoad):
+            self.visit(e)
+            return
+        for attr in ("a", "b", "value", "condition", "true_value", "false_value", "base"):
+            sub = getattr(e, attr, None)
+            if isinstance(sub, tirx.PrimExpr):
+                self._indices(sub)
+        if isinstance(e, tirx.Call):
+            for a in e.args:
+                self._indices(a)

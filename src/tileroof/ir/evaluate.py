@@ -1,0 +1,256 @@
+"""Vectorised evaluation of TIR index expressions over every block index (and loop value) at once.
+
+Values are Python ints/floats (exact, never wrap) or int64/float64 numpy arrays laid out on
+broadcast axes: axes 0, 1, 2 are blockIdx.z, .y, .x; every loop variable that an expression needs
+gets an axis of its own (3, 4, ...).  An array only materialises the axes it depends on, so
+`by * 128 + k * 32` over 64 blocks × 128 iterations costs 64×128 values, not grid × loops.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from tvm import tirx
+
+from ..errors import TileroofError
+
+GRID_AXES = 3
+
+
+class DataDependent(Exception):
+    """The expression reads a value that only exists at run time (a tensor element, a local var)."""
+
+    def __init__(self, name: str):
+        super().__init__(name)
+        self.name = name
+
+
+@dataclass
+class LoopAxis:
+    """A loop variable enumerated on its own broadcast axis.
+
+    `extent` may itself be an array over outer axes (a loop whose trip count depends on the block
+    index); values at or past it are masked out.  `replicated` marks per-thread variables
+    (threadIdx): code that does not mention them runs once per block, code that does runs once per
+    thread, so their per-value weight is not divided by the extent."""
+
+    name: str
+    axis: int
+    start: object
+    extent: object
+    replicated: bool = False
+
+    @property
+    def max_extent(self) -> int:
+        return int(np.max(self.extent)) if np.size(self.extent) else 0
+
+    def values(self):
+        n = max(self.max_extent, 0)
+        shape = [1] * (self.axis + 1)
+        shape[self.axis] = n
+        return np.arange(n, dtype=np.int64).reshape(shape) + self.start
+
+    def mask(self):
+        n = max(self.max_extent, 0)
+        shape = [1] * (self.axis + 1)
+        shape[self.axis] = n
+        idx = np.arange(n, dtype=np.int64).reshape(shape)
+        ext = expand(self.extent, self.axis + 1)
+        return idx < ext
+
+
+def expand(value, ndim: int):
+    """Give an array at least `ndim` leading axes so it broadcasts against axis-addressed arrays."""
+    if isinstance(value, np.ndarray) and value.ndim < ndim:
+        return value.reshape(value.shape + (1,) * (ndim - value.ndim))
+    return value
+
+
+def align(*values):
+    """Left-align array ranks (axes are addressed from the left) so numpy broadcasting is right."""
+    n = max((v.ndim for v in values if isinstance(v, np.ndarray)), default=0)
+    return tuple(expand(v, n) for v in values)
+
+
+def _align(a, b):
+    return align(a, b)
+
+
+def _is_int(x) -> bool:
+    if isinstance(x, np.ndarray):
+        return np.issubdtype(x.dtype, np.integer) or x.dtype == bool
+    return isinstance(x, (int, bool, np.integer))
+
+
+def _floordiv(a, b):
+    if _is_int(a) and _is_int(b):
+        if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+            return np.floor_divide(a, b)
+        return a // b
+    return np.floor(np.divide(a, b))
+
+
+def _truncdiv(a, b):
+    if _is_int(a) and _is_int(b):
+        if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+            q = np.floor_divide(np.abs(a), np.abs(b))
+            return np.where((np.asarray(a) < 0) ^ (np.asarray(b) < 0), -q, q)
+        q = abs(a) // abs(b)
+        return -q if (a < 0) != (b < 0) else q
+    return np.divide(a, b)
+
+
+def _floormod(a, b):
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return np.mod(a, b)
+    return a % b
+
+
+def _truncmod(a, b):
+    return a - _truncdiv(a, b) * b
+
+
+def _minimum(a, b):
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return np.minimum(a, b)
+    return min(a, b)
+
+
+def _maximum(a, b):
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return np.maximum(a, b)
+    return max(a, b)
+
+
+def _logical(op, a, b):
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return op(np.asarray(a, dtype=bool), np.asarray(b, dtype=bool))
+    return bool(op(bool(a), bool(b)))
+
+
+_BINARY = {
+    tirx.Add: lambda a, b: a + b,
+    tirx.Sub: lambda a, b: a - b,
+    tirx.Mul: lambda a, b: a * b,
+    tirx.FloorDiv: _floordiv,
+    tirx.FloorMod: _floormod,
+    tirx.Div: _truncdiv,
+    tirx.Mod: _truncmod,
+    tirx.Min: _minimum,
+    tirx.Max: _maximum,
+    tirx.EQ: lambda a, b: a == b,
+    tirx.NE: lambda a, b: a != b,
+    tirx.LT: lambda a, b: a < b,
+    tirx.LE: lambda a, b: a <= b,
+    tirx.GT: lambda a, b: a > b,
+    tirx.GE: lambda a, b: a >= b,
+    tirx.And: lambda a, b: _logical(np.logical_and, a, b),
+    tirx.Or: lambda a, b: _logical(np.logical_or, a, b),
+}
+
+
+class Evaluator:
+    """Evaluates PrimExprs in an environment of known values and enumerated loop axes."""
+
+    def __init__(self, env: dict, assume: dict[str, float] | None = None):
+        self.env = env                      # tirx.Var -> value | LoopAxis | PrimExpr (lazy let)
+        self.assume = assume or {}          # buffer/var name -> value bound by the user
+        self.assumed_used: set[str] = set()
+
+    def child(self, extra: dict) -> "Evaluator":
+        ev = Evaluator({**self.env, **extra}, self.assume)
+        ev.assumed_used = self.assumed_used
+        return ev
+
+    def __call__(self, e):
+        if isinstance(e, (int, float, bool)):
+            return e
+        if isinstance(e, tirx.IntImm):
+            return bool(e.value) if e.dtype == "bool" else int(e.value)
+        if isinstance(e, tirx.FloatImm):
+            return float(e.value)
+        if isinstance(e, tirx.Var):
+            return self._var(e)
+        op = _BINARY.get(type(e))
+        if op is not None:
+            a, b = _align(self(e.a), self(e.b))
+            return op(a, b)
+        if isinstance(e, tirx.Not):
+            v = self(e.a)
+            return np.logical_not(v) if isinstance(v, np.ndarray) else (not v)
+        if isinstance(e, tirx.Cast):
+            v = self(e.value)
+            if str(e.dtype).startswith(("int", "uint")):
+                return v.astype(np.int64) if isinstance(v, np.ndarray) else int(v)
+            return v
+        if isinstance(e, tirx.Select):
+            c, t, f = align(self(e.condition), self(e.true_value), self(e.false_value))
+            if isinstance(c, np.ndarray) or isinstance(t, np.ndarray) or isinstance(f, np.ndarray):
+                return np.where(c, t, f)
+            return t if c else f
+        if isinstance(e, tirx.Let):
+            return self.child({e.var: e.value})(e.body)
+        if isinstance(e, tirx.Call):
+            return self._call(e)
+        if isinstance(e, tirx.BufferLoad):
+            name = e.buffer.name
+            if name in self.assume:
+                self.assumed_used.add(name)
+                return self.assume[name]
+            raise DataDependent(name)
+        if isinstance(e, (tirx.Ramp, tirx.Broadcast)):
+            return self(e.base if isinstance(e, tirx.Ramp) else e.value)
+        raise TileroofError(f"cannot evaluate expression {type(e).__name__}: {e}")
+
+    def _var(self, v):
+        if v in self.env:
+            val = self.env[v]
+            if isinstance(val, LoopAxis):
+                return val.values()
+            if isinstance(val, tirx.PrimExpr):
+                return self(val)
+            return val
+        name = v.name
+        if name in self.assume:
+            self.assumed_used.add(name)
+            return self.assume[name]
+        raise DataDependent(name)
+
+    def _call(self, e):
+        name = e.op.name if hasattr(e.op, "name") else str(e.op)
+        if name == "tirx.if_then_else":
+            c, t, f = align(*(self(a) for a in e.args))
+            if isinstance(c, np.ndarray) or isinstance(t, np.ndarray) or isinstance(f, np.ndarray):
+                return np.where(c, t, f)
+            return t if c else f
+        if name in ("tirx.likely", "tirx.unlikely"):
+            return self(e.args[0])
+        if name == "tirx.infinity":
+            return math.inf
+        if name == "tirx.ceildiv" or name == "tl.ceildiv":
+            a, b = self(e.args[0]), self(e.args[1])
+            return -_floordiv(-a, b)
+        if name == "tirx.shift_left":
+            return self(e.args[0]) << self(e.args[1])
+        if name == "tirx.shift_right":
+            return self(e.args[0]) >> self(e.args[1])
+        if name in ("tirx.bitwise_and",):
+            return self(e.args[0]) & self(e.args[1])
+        raise DataDependent(name)
+
+
+def axes_of(value) -> tuple[int, ...]:
+    """Loop axes (>= GRID_AXES) on which an array value actually varies."""
+    if not isinstance(value, np.ndarray):
+        return ()
+    return tuple(i for i in range(GRID_AXES, value.ndim) if value.shape[i] > 1)
+
+
+def sum_loop_axes(value):
+    """Sum an array over its loop axes, leaving an array over the grid axes (or a scalar)."""
+    if not isinstance(value, np.ndarray):
+        return value
+    if value.ndim > GRID_AXES:
+        value = value.sum(axis=tuple(range(GRID_AXES, value.ndim)))
+    return value

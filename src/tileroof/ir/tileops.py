@@ -1,0 +1,205 @@
+"""One builder per TileLang tile op: the call's arguments in, one neutral OpRecord out.
+
+Argument positions follow the builders in tilelang/language/*_op.py (tilelang 0.1.15):
+  copy/async_copy/tma_copy/transpose(src, dst)
+  gemm(A, B, C, trans_A, trans_B, M, N, K, policy, clear_accum, mbar, C_row, C_col)  (gemm_op.py)
+  fill(region, value); reduce(src, dst, kind, dim, clear); cumsum/cummax(src, dst, dim, reverse)
+  atomicadd/atomicmax/atomicmin(value, dst); im2col(img, col, nhw_step, c_step, kernel, stride, dilation, pad)
+"""
+from __future__ import annotations
+
+import numpy as np
+from tvm import tirx
+
+from ..trace import FRAGMENT, GLOBAL, LOCAL, SHARED, Operand
+from .evaluate import DataDependent
+
+
+def _prod(xs) -> int:
+    n = 1
+    for x in xs:
+        n *= int(x)
+    return n
+
+
+def _int(x) -> int:
+    return int(x.value) if hasattr(x, "value") else int(x)
+
+
+def _str(x) -> str:
+    return str(x.value) if hasattr(x, "value") else str(x)
+
+
+def copy(w, call, m, kind="copy"):
+    src, s_starts, s_ext, _ = w.region(call.args[0])
+    dst, d_starts, d_ext, _ = w.region(call.args[1])
+    s_n, s_key, s_stride = w.tile_elements(src, s_starts, s_ext, m)
+    d_n, d_key, d_stride = w.tile_elements(dst, d_starts, d_ext, m)
+    # the global side decides what moves: edge tiles read fewer elements (the rest of the shared
+    # tile is zero-filled, still written) and write only the in-bounds part
+    if src.scope == GLOBAL and dst.scope != GLOBAL:
+        d_n = d_n if d_n else s_n
+    elif dst.scope == GLOBAL and src.scope != GLOBAL:
+        s_n = d_n
+    w.mark_pipelined(dst)
+    operands = (
+        Operand(src.name, src.scope, src.dtype, "read", tuple(s_ext), s_n, s_key, s_stride),
+        Operand(dst.name, dst.scope, dst.dtype, "write", tuple(d_ext), d_n, d_key, d_stride),
+    )
+    attrs = {"src_scope": src.scope, "dst_scope": dst.scope, "tile_elements": _prod(s_ext)}
+    w.record(kind, f"{kind} {src.name} -> {dst.name}", m, operands, attrs)
+
+
+def gemm(w, call, m, kind="gemm"):
+    a, _, a_ext, _ = w.region(call.args[0])
+    b, _, b_ext, _ = w.region(call.args[1])
+    c, _, c_ext, _ = w.region(call.args[2])
+    trans_a, trans_b = bool(_int(call.args[3])), bool(_int(call.args[4]))
+    M, N, K = _int(call.args[5]), _int(call.args[6]), _int(call.args[7])
+    policy = _int(call.args[8]) if len(call.args) > 8 else 0
+    per_block_execs = w._per_block(m).sum()
+    n = int(per_block_execs)
+    sparse = kind.endswith("_sp")
+    operands = (
+        Operand(a.name, a.scope, a.dtype, "read", tuple(a_ext), n * M * K),
+        Operand(b.name, b.scope, b.dtype, "read", tuple(b_ext), n * N * K),
+        Operand(c.name, c.scope, c.dtype, "readwrite", tuple(c_ext), n * M * N),
+    )
+    attrs = {"m": M, "n": N, "k": K, "trans_a": trans_a, "trans_b": trans_b, "policy": policy,
+             "a_dtype": a.dtype, "b_dtype": b.dtype, "c_dtype": c.dtype, "a_scope": a.scope,
+             "b_scope": b.scope, "sparse": sparse, "threads": int(np.prod(w.threads))}
+    w.record(kind, f"{kind} {a.name}×{b.name} -> {c.name} ({M}×{N}×{K})", m, operands, attrs,
+             {("tensor", a.dtype, "mma"): 2 * M * N * K})
+
+
+def fill(w, call, m):
+    dst, starts, ext, _ = w.region(call.args[0])
+    n, key, stride = w.tile_elements(dst, starts, ext, m)
+    w.record("fill", f"fill {dst.name}", m,
+             (Operand(dst.name, dst.scope, dst.dtype, "write", tuple(ext), n, key, stride),))
+
+
+def reduce(w, call, m):
+    src, _, s_ext, _ = w.region(call.args[0])
+    dst, _, d_ext, _ = w.region(call.args[1])
+    kind = _str(call.args[2])
+    dim = _int(call.args[3])
+    execs = int(w._per_block(m).sum())
+    cost = 2 if kind == "abssum" else 1
+    elems = _prod(s_ext)
+    w.record("reduce", f"reduce_{kind} {src.name} -> {dst.name}", m,
+             (Operand(src.name, src.scope, src.dtype, "read", tuple(s_ext), execs * elems),
+              Operand(dst.name, dst.scope, dst.dtype, "write", tuple(d_ext), execs * _prod(d_ext))),
+             {"reduce": kind, "dim": dim},
+             {("cuda", dst.dtype, kind): cost * elems})
+
+
+def scan(w, call, m, kind):
+    src, _, s_ext, _ = w.region(call.args[0])
+    dst, _, d_ext, _ = w.region(call.args[1])
+    execs = int(w._per_block(m).sum())
+    elems = _prod(s_ext)
+    w.record(kind, f"{kind} {src.name} -> {dst.name}", m,
+             (Operand(src.name, src.scope, src.dtype, "read", tuple(s_ext), execs * elems),
+              Operand(dst.name, dst.scope, dst.dtype, "write", tuple(d_ext), execs * _prod(d_ext))),
+             {"dim": _int(call.args[2])}, {("cuda", dst.dtype, "add" if kind == "cumsum" else "max"): elems})
+
+
+def atomic(w, call, m, kind):
+    val = call.args[0]
+    dst, starts, ext, _ = w.region(call.args[1])
+    n, key, stride = w.tile_elements(dst, starts, ext, m)
+    operands = [Operand(dst.name, dst.scope, dst.dtype, "atomic", tuple(ext), n, key, stride)]
+    if isinstance(val, tirx.Call) or isinstance(val, (tirx.BufferRegion, tirx.BufferLoad)):
+        try:
+            src, _, s_ext, _ = w.region(val)
+            if src.scope != GLOBAL:
+                operands.insert(0, Operand(src.name, src.scope, src.dtype, "read", tuple(s_ext), n))
+        except Exception:  # noqa: BLE001 — a scalar value operand reads no buffer
+            pass
+    w.record(kind, f"{kind} -> {dst.name}", m, tuple(operands), {"op": kind})
+
+
+def im2col(w, call, m):
+    img, _, i_ext, _ = w.region(call.args[0])
+    col, _, c_ext, _ = w.region(call.args[1])
+    kernel, stride, dilation, pad = (_int(w.ev(a)) for a in call.args[4:8])
+    execs = int(w._per_block(m).sum())
+    tile = _prod(c_ext)
+    # NHWC image: the share of (output pixel, kernel tap) pairs that fall inside the image
+    _, H, W, _ = img.shape
+    oh = (H + 2 * pad - dilation * (kernel - 1) - 1) // stride + 1
+    ow = (W + 2 * pad - dilation * (kernel - 1) - 1) // stride + 1
+    vh = sum(sum(1 for o in range(oh) if 0 <= o * stride - pad + t * dilation < H) for t in range(kernel))
+    vw = sum(sum(1 for o in range(ow) if 0 <= o * stride - pad + t * dilation < W) for t in range(kernel))
+    inside = vh * vw / (kernel * kernel * oh * ow)
+    reads = int(round(execs * tile * inside))
+    w._tile_footprint(img, [0] * len(img.shape), list(img.shape))
+    w.mark_pipelined(col)
+    w.record("im2col", f"im2col {img.name} -> {col.name}", m,
+             (Operand(img.name, img.scope, img.dtype, "read", tuple(c_ext), reads),
+              Operand(col.name, col.scope, col.dtype, "write", tuple(c_ext), execs * tile)),
+             {"kernel": kernel, "stride": stride, "dilation": dilation, "pad": pad, "inside": inside})
+
+
+def finalize_reducer(w, call, m):
+    buf, _, ext, _ = w.region(call.args[0])
+    execs = int(w._per_block(m).sum())
+    w.record("finalize_reducer", f"finalize_reducer {buf.name}", m,
+             (Operand(buf.name, buf.scope, buf.dtype, "readwrite", tuple(ext), execs * _prod(ext)),),
+             {}, {("cuda", buf.dtype, "allreduce"): _prod(ext)})
+
+
+def element_atomic(w, call, m):
+    """tl.atomic_*_elem_op(access_ptr(dst) | dst[idx], value): one element per execution."""
+    name = call.op.name
+    target = call.args[0]
+    buf = None
+    if isinstance(target, tirx.BufferLoad):
+        buf = target.buffer
+    elif isinstance(target, tirx.Call):
+        for a in target.args:
+            if isinstance(a, tirx.BufferLoad):
+                buf = a.buffer
+                break
+            if isinstance(a, tirx.Var) and a in w.storage:
+                buf = next((b for b in w.buffers.values() if b.storage == w.storage[a]), None)
+                break
+    execs = int(w._per_block(m).sum())
+    if buf is None:
+        w._unmodeled(name, m, "atomic target not recognised")
+        return
+    info = buf if not isinstance(buf, tirx.Buffer) else w._register(buf)
+    lanes = 4 if "x4" in name else 2 if "x2" in name else 1
+    w.record("atomic_elem", f"{name.split('.')[-1]} -> {info.name}", m,
+             (Operand(info.name, info.scope, info.dtype, "atomic", (lanes,), execs * lanes),), {"op": name})
+
+
+TILE_OPS = {
+    "tl.tileop.copy": copy,
+    "tl.tileop.async_copy": lambda w, c, m: copy(w, c, m, "copy"),
+    "tl.tileop.tma_copy": lambda w, c, m: copy(w, c, m, "copy"),
+    "tl.tileop.transpose": lambda w, c, m: copy(w, c, m, "transpose"),
+    "tl.tileop.gemm": gemm,
+    "tl.tileop.wgmma_gemm": gemm,
+    "tl.tileop.tcgen05_gemm": gemm,
+    "tl.tileop.gemm_sp": lambda w, c, m: gemm(w, c, m, "gemm_sp"),
+    "tl.tileop.wgmma_gemm_sp": lambda w, c, m: gemm(w, c, m, "gemm_sp"),
+    "tl.tileop.tcgen05_gemm_sp": lambda w, c, m: gemm(w, c, m, "gemm_sp"),
+    "tl.tileop.gemm_blockscaled": gemm,
+    "tl.tileop.tcgen05_gemm_blockscaled": gemm,
+    "tl.tileop.fill": fill,
+    "tl.tileop.reduce": reduce,
+    "tl.tileop.cumsum": lambda w, c, m: scan(w, c, m, "cumsum"),
+    "tl.tileop.cummax": lambda w, c, m: scan(w, c, m, "cummax"),
+    "tl.tileop.atomicadd": lambda w, c, m: atomic(w, c, m, "atomic_add"),
+    "tl.tileop.atomicmax": lambda w, c, m: atomic(w, c, m, "atomic_max"),
+    "tl.tileop.atomicmin": lambda w, c, m: atomic(w, c, m, "atomic_min"),
+    "tl.tileop.im2col": im2col,
+    "tl.tileop.c2d_im2col": im2col,
+    "tl.tileop.finalize_reducer": finalize_reducer,
+    "tl.tileop.finalize_reducer_v2": finalize_reducer,
+}
+for _op in ("add", "max", "min", "addx2", "addx4"):
+    for _ret in ("", "_ret"):
+        TILE_OPS[f"tl.atomic_{_op}{_ret}_elem_op"] = element_atomic

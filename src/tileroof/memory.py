@@ -1,0 +1,177 @@
+"""DRAM traffic from the blocks that run together and what they share in L2.
+
+Mechanism: blocks start in launch order (row-major over the grid, or T.use_swizzle's panels) and
+`slots` of them are resident at once (occupancy × SMs).  Blocks resident together that read the
+same tile of a buffer (same block_start key) share it through L2: the tile comes from DRAM once
+per group, not once per block.  Between groups, a tile survives in L2 only while what the kernel
+streams in the meantime fits in the cache.  Every global buffer costs at least its unique
+footprint (each byte read once) and at most what the ops issue.
+
+Pure functions over the trace, counts and device; no I/O, no TVM.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .trace import GLOBAL, KernelTrace, dtype_bytes
+
+
+def launch_order(trace: KernelTrace) -> np.ndarray:
+    """Flat (x-fastest) block ids in the order blocks start.
+
+    TileLang's T.use_swizzle(panel, order) remaps blockIdx with rasterization2DRow/Column
+    (tl_templates/cuda/threadblock_swizzle.h); this reproduces that formula."""
+    gx, gy, gz = trace.grid
+    n2d = gx * gy
+    idx = np.arange(n2d, dtype=np.int64)
+    panel = trace.swizzle_panel
+    if panel <= 0:
+        order2d = idx
+    else:
+        if trace.swizzle_order == "column":
+            span, other = gy, gx
+        else:
+            span, other = gx, gy
+        panel_size = panel * span
+        offset = idx % panel_size
+        pidx = idx // panel_size
+        total = -(-n2d // panel_size)
+        stride = np.where(pidx + 1 < total, panel, (n2d - pidx * panel_size) // span)
+        stride = np.maximum(stride, 1)
+        major = np.where(pidx & 1, span - 1 - offset // stride, offset // stride)
+        minor = offset % stride + pidx * panel
+        if trace.swizzle_order == "column":
+            col, row = minor, major
+        else:
+            col, row = major, minor
+        order2d = row * gx + col
+    if gz == 1:
+        return order2d
+    return (np.arange(gz, dtype=np.int64)[:, None] * n2d + order2d[None, :]).reshape(-1)
+
+
+@dataclass
+class OperandTraffic:
+    buffer: str
+    issued: int          # bytes the ops ask L2 for
+    dram: int            # modelled bytes from/to DRAM
+    unique: int          # footprint share (lower bound)
+    note: str = ""
+
+
+@dataclass
+class MemoryEstimate:
+    dram_read: int
+    dram_write: int
+    l2_read: int
+    l2_write: int
+    per_operand: list = field(default_factory=list)
+    assumptions: list = field(default_factory=list)
+
+    @property
+    def dram_bytes(self) -> int:
+        return self.dram_read + self.dram_write
+
+
+def _keys_per_block(op, grid_shape: tuple):
+    """An integer id per block naming the tile of the buffer it reads (None when not tiled)."""
+    if op.block_start is None:
+        return None
+    nblocks = int(np.prod(grid_shape))
+    cols = []
+    for v in op.block_start:
+        if isinstance(v, np.ndarray):
+            v = np.asarray(v, dtype=np.int64)
+            cols.append(np.broadcast_to(v.reshape(v.shape + (1,) * (3 - v.ndim)), grid_shape).reshape(-1))
+    if not cols:
+        return np.zeros(nblocks, dtype=np.int64)
+    key = np.zeros(nblocks, dtype=np.int64)
+    for c in cols:
+        _, ids = np.unique(c, return_inverse=True)
+        key = key * (int(ids.max()) + 1) + ids.reshape(-1)
+    return key
+
+
+def estimate(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: int = 1) -> MemoryEstimate:
+    gx, gy, gz = trace.grid
+    nblocks = trace.num_blocks
+    order = launch_order(trace)
+    slots = max(1, min(slots, nblocks))
+    waves = -(-nblocks // slots)
+    # wave of each block in launch order
+    wave_of = np.empty(nblocks, dtype=np.int64)
+    wave_of[order] = np.arange(nblocks) // slots
+    capacity = l2_bytes / max(l2_partitions, 1) if l2_bytes else 0.0
+
+    reads, writes = [], []
+    total_issued_read = 0
+    per_operand = []
+    for rec in trace.ops:
+        for op in rec.operands:
+            if op.scope != GLOBAL:
+                continue
+            nbytes = int(op.elements * dtype_bytes(op.dtype))
+            if op.access in ("write",):
+                writes.append((op, nbytes))
+            elif op.access in ("atomic", "readwrite"):
+                writes.append((op, nbytes))
+                reads.append((rec, op, nbytes))
+            else:
+                reads.append((rec, op, nbytes))
+    # bytes every wave streams through L2 (sum of distinct tiles of all read operands)
+    wave_stream = []
+    for rec, op, nbytes in reads:
+        total_issued_read += nbytes
+        keys = _keys_per_block(op, (gz, gy, gx))
+        weights = rec.per_block
+        if keys is None or weights.sum() == 0:
+            wave_stream.append((rec, op, nbytes, None, None))
+            continue
+        per_block_bytes = nbytes * weights / weights.sum()
+        pair = wave_of * (keys.max() + 1) + keys
+        uniq, first = np.unique(pair, return_index=True)
+        distinct_bytes = float(per_block_bytes[first].sum())
+        n_distinct_keys = len(np.unique(keys))
+        wave_stream.append((rec, op, nbytes, distinct_bytes, n_distinct_keys))
+    per_wave_stream = sum(d for *_, d, _ in wave_stream if d is not None) / max(waves, 1)
+
+    dram_read = 0.0
+    foot = trace.footprints
+    for rec, op, nbytes, distinct, nkeys in wave_stream:
+        storage = trace.buffers[op.buffer].storage if op.buffer in trace.buffers else op.buffer
+        unique = foot.get(storage, nbytes)
+        if distinct is None:
+            d = float(nbytes)
+            note = "untiled access: every issued byte from DRAM unless the buffer fits in L2"
+            if unique <= capacity:
+                d = float(unique)
+        else:
+            # tiles shared inside a wave come once; across waves a tile survives when what the
+            # kernel streams per wave fits in L2
+            if per_wave_stream + unique <= capacity:
+                d = float(unique)
+                note = "fits in L2 across waves"
+            else:
+                d = distinct
+                note = "shared within each wave of resident blocks"
+        d = min(max(d, min(unique, nbytes)), nbytes)
+        dram_read += d
+        per_operand.append(OperandTraffic(op.buffer, nbytes, int(d), int(min(unique, nbytes)), note))
+    dram_write = 0.0
+    written_storage: dict = {}
+    for op, nbytes in writes:
+        storage = trace.buffers[op.buffer].storage if op.buffer in trace.buffers else op.buffer
+        written_storage[storage] = written_storage.get(storage, 0) + nbytes
+    for storage, nbytes in written_storage.items():
+        unique = foot.get(storage, nbytes)
+        # L2 is write-back: repeated writes to one line merge, so DRAM sees at least the footprint
+        d = nbytes if nbytes <= unique else max(unique, nbytes if unique > capacity else unique)
+        dram_write += d
+        per_operand.append(OperandTraffic(storage, nbytes, int(d), int(unique), "write-back"))
+    l2_write = sum(n for _, n in writes)
+    return MemoryEstimate(int(round(dram_read)), int(round(dram_write)), int(total_issued_read), int(l2_write),
+                          per_operand,
+                          [f"{slots} blocks resident at once, {waves} waves; L2 capacity per partition "
+                           f"{capacity / 1e6:.1f} MB"])

@@ -1,0 +1,119 @@
+"""The analysis result: counts, memory estimate and time, with a versioned JSON form in base units."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .counts import Counts
+from .devices import Device
+from .model import Timing
+from .trace import KernelTrace
+
+SCHEMA = "tileroof.result/1"
+
+
+@dataclass
+class Result:
+    trace: KernelTrace
+    counts: Counts
+    device: Device
+    timing: Timing
+    params: dict
+
+    # ---- the headline numbers (same names in the JSON) -----------------------------------------
+    @property
+    def total_flops(self) -> int:
+        return self.counts.total_flops
+
+    @property
+    def tensor_flops(self) -> int:
+        return self.counts.tensor_flops
+
+    @property
+    def cuda_flops(self) -> int:
+        return self.counts.cuda_flops
+
+    @property
+    def sfu_ops(self) -> int:
+        return self.counts.sfu_ops
+
+    @property
+    def global_bytes(self) -> int:
+        return self.counts.global_bytes
+
+    @property
+    def unique_bytes(self) -> int:
+        return self.counts.unique_bytes
+
+    @property
+    def dram_bytes(self) -> int:
+        return self.timing.memory.dram_bytes
+
+    @property
+    def estimated_time(self) -> float:
+        return self.timing.time_s
+
+    @property
+    def bound(self) -> str:
+        return self.timing.bound
+
+    @property
+    def unmodeled(self) -> list[dict]:
+        return [{"name": u.name, "executions": u.executions, "reason": u.reason} for u in self.trace.unmodeled]
+
+    @property
+    def partial(self) -> bool:
+        return bool(self.trace.unmodeled)
+
+    @property
+    def bounded(self) -> list[str]:
+        return list(self.trace.bounded)
+
+    def to_dict(self) -> dict:
+        c, t = self.counts, self.timing
+        total_flops = max(c.total_flops, 1)
+        ops = []
+        for oc, rec in zip(c.ops, self.trace.ops):
+            ops.append({
+                "label": oc.label, "kind": oc.kind, "executions": oc.executions,
+                "flops": oc.total_flops, "flops_share": oc.total_flops / total_flops,
+                "flops_by_unit": {f"{u}:{d}": v for (u, d), v in oc.flops.items()},
+                "bytes": {f"{lv}:{d}": v for (lv, d), v in oc.bytes.items()},
+                "pipeline_stages": rec.pipeline_stages,
+            })
+        return {
+            "schema": SCHEMA,
+            "kernel": self.trace.name,
+            "params": {k: v for k, v in self.params.items()},
+            "device": self.device.describe(),
+            "grid": list(self.trace.grid),
+            "threads": list(self.trace.threads),
+            "total_flops": c.total_flops,
+            "tensor_flops": c.tensor_flops,
+            "cuda_flops": c.cuda_flops,
+            "sfu_ops": c.sfu_ops,
+            "conversions": c.conversions,
+            "flops_by_unit": {f"{u}:{d}": v for (u, d), v in sorted(c.flops.items())},
+            "bytes_by_level": {f"{lv}:{d}": v for (lv, d), v in sorted(c.bytes.items())},
+            "global_bytes": c.global_bytes,
+            "unique_bytes": c.unique_bytes,
+            "footprints": dict(c.footprints),
+            "dram_bytes": t.memory.dram_bytes,
+            "dram_read_bytes": t.memory.dram_read,
+            "dram_write_bytes": t.memory.dram_write,
+            "l2_bytes": t.memory.l2_read + t.memory.l2_write,
+            "estimated_time": t.time_s,
+            "bound": t.bound,
+            "resource_time": dict(t.resource_s),
+            "utilisation": dict(t.utilisation),
+            "waves": t.waves,
+            "slots": t.slots,
+            "imbalance": t.imbalance,
+            "launch_time": t.launch_s,
+            "occupancy": t.occupancy.as_dict(),
+            "ops": ops,
+            "unmodeled": self.unmodeled,
+            "partial": self.partial,
+            "bounded": self.bounded,
+            "assumed": list(self.trace.assumed),
+            "assumptions": list(t.assumptions),
+        }

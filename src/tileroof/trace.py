@@ -1,0 +1,123 @@
+"""Neutral records of what a kernel does: the only thing the IR walk hands to the rest of tileroof.
+
+Nothing here knows TVM.  Counting, the memory model, the time model and the reports read these
+records and never the IR.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+# storage levels a buffer can live in
+GLOBAL, SHARED, FRAGMENT, LOCAL = "global", "shared", "fragment", "local"
+
+
+def dtype_bytes(dtype: str) -> float:
+    """Bytes per element of a TVM dtype string ("float16", "float8_e4m3fn", "int4", "bool")."""
+    dtype = str(dtype)
+    if dtype == "bool":
+        return 1
+    lanes = 1
+    if "x" in dtype:                      # vector dtypes such as float16x2
+        dtype, lanes_s = dtype.rsplit("x", 1)
+        lanes = int(lanes_s) if lanes_s.isdigit() else 1
+    digits = ""
+    for ch in dtype:
+        if ch.isdigit():
+            digits += ch
+        elif digits:
+            break
+    if not digits:
+        raise ValueError(f"unknown dtype {dtype!r}")
+    return int(digits) * lanes / 8
+
+
+@dataclass(frozen=True)
+class BufferInfo:
+    name: str
+    scope: str                 # GLOBAL, SHARED, FRAGMENT or LOCAL
+    dtype: str
+    shape: tuple[int, ...]
+    storage: str               # name of the underlying allocation (views of one tensor share it)
+    is_param: bool = False
+    stages: int = 1            # copies of it a software pipeline keeps (multi-buffering)
+
+    @property
+    def elements(self) -> int:
+        n = 1
+        for s in self.shape:
+            n *= int(s)
+        return n
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.elements * dtype_bytes(self.dtype))
+
+
+@dataclass(frozen=True)
+class Operand:
+    """One buffer an op touches.  `elements` is the total over every execution (tile edges clipped)."""
+
+    buffer: str
+    scope: str
+    dtype: str
+    access: str                # "read", "write", "readwrite" or "atomic"
+    extents: tuple[int, ...]   # tile shape of one execution
+    elements: int              # total elements touched, summed over all executions
+    # Per-block start coordinate of the tile with every loop variable at its first value: a key
+    # per block telling which part of the buffer the block works on (used by the L2 model).
+    block_start: tuple | None = None
+    # for each dim, how the start moves per iteration of the innermost enclosing sequential loop
+    loop_stride: tuple | None = None
+
+
+@dataclass(frozen=True)
+class OpRecord:
+    kind: str                          # "copy", "gemm", "elementwise", "reduce", "fill", ...
+    label: str                         # short human label, e.g. "copy A -> A_shared"
+    executions: int                    # times it runs, summed over every block
+    per_block: np.ndarray              # executions per block, flat in launch order (x fastest)
+    operands: tuple[Operand, ...] = ()
+    attrs: dict = field(default_factory=dict)
+    # arithmetic of one execution: {(unit, dtype, opname): count}; units: "tensor", "cuda", "sfu", "cvt"
+    ops_per_exec: dict = field(default_factory=dict)
+    pipeline_stages: int = 0           # num_stages of the enclosing T.Pipelined loop (0: not pipelined)
+    loop_trip: int = 1                 # iterations of the innermost enclosing sequential loop per block (max)
+    flags: frozenset = frozenset()     # "bounded" (upper bound), "assumed" (used --assume values)
+
+
+@dataclass(frozen=True)
+class Unmodeled:
+    name: str
+    executions: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class KernelTrace:
+    name: str
+    grid: tuple[int, int, int]                 # (x, y, z) blocks
+    threads: tuple[int, int, int]
+    buffers: dict                              # name -> BufferInfo
+    ops: tuple[OpRecord, ...]
+    unmodeled: tuple[Unmodeled, ...] = ()
+    bounded: tuple[str, ...] = ()              # run-time quantities that were bounded above
+    assumed: tuple[str, ...] = ()              # run-time quantities the user bound with --assume
+    swizzle_panel: int = 0                     # T.use_swizzle panel size (0: plain row-major launch)
+    swizzle_order: str = "row"
+    footprints: dict = field(default_factory=dict)   # storage name -> unique bytes touched
+
+    @property
+    def num_blocks(self) -> int:
+        return self.grid[0] * self.grid[1] * self.grid[2]
+
+    @property
+    def threads_per_block(self) -> int:
+        return self.threads[0] * self.threads[1] * self.threads[2]
+
+    def shared_bytes_per_block(self) -> int:
+        return sum(b.nbytes * b.stages for b in self.buffers.values() if b.scope == SHARED)
+
+    def fragment_bytes_per_block(self) -> int:
+        return sum(b.nbytes for b in self.buffers.values() if b.scope in (FRAGMENT, LOCAL))
