@@ -12,6 +12,7 @@ import numpy as np
 from tvm import tirx
 
 from ..trace import FRAGMENT, GLOBAL, LOCAL, SHARED, Operand
+from .arith import ArithCount
 from .evaluate import DataDependent
 
 
@@ -151,28 +152,34 @@ def finalize_reducer(w, call, m):
 
 
 def element_atomic(w, call, m):
-    """tl.atomic_*_elem_op(access_ptr(dst) | dst[idx], value): one element per execution."""
+    """tl.atomic_*_elem_op(access_ptr(dst[idx]) | dst[idx], value): one element per execution;
+    loads in the index or the value (a histogram's bin lookup) are element reads."""
     name = call.op.name
     target = call.args[0]
-    buf = None
-    if isinstance(target, tirx.BufferLoad):
-        buf = target.buffer
-    elif isinstance(target, tirx.Call):
-        for a in target.args:
-            if isinstance(a, tirx.BufferLoad):
-                buf = a.buffer
-                break
-            if isinstance(a, tirx.Var) and a in w.storage:
-                buf = next((b for b in w.buffers.values() if b.storage == w.storage[a]), None)
-                break
-    execs = int(w._per_block(m).sum())
-    if buf is None:
+    if isinstance(target, tirx.Call):
+        target = next((a for a in target.args if isinstance(a, tirx.BufferLoad)), None)
+    if not isinstance(target, tirx.BufferLoad):
         w._unmodeled(name, m, "atomic target not recognised")
         return
-    info = buf if not isinstance(buf, tirx.Buffer) else w._register(buf)
+    arith = ArithCount()
+    for a in call.args[1:]:
+        arith.visit(a)
+    for i in target.indices:
+        arith._indices(i)
+    execs = int(w._per_block(m).sum())
     lanes = 4 if "x4" in name else 2 if "x2" in name else 1
-    w.record("atomic_elem", f"{name.split('.')[-1]} -> {info.name}", m,
-             (Operand(info.name, info.scope, info.dtype, "atomic", (lanes,), execs * lanes),), {"op": name})
+    operands = []
+    for load in arith.loads:
+        info = w._register(load.buffer)
+        operands.append(Operand(info.name, info.scope, info.dtype, "read", (1,), execs))
+        if info.scope == GLOBAL:
+            w._element_footprint(info, load.indices, m)
+    info = w._register(target.buffer)
+    operands.append(Operand(info.name, info.scope, info.dtype, "atomic", (lanes,), execs * lanes))
+    if info.scope == GLOBAL:
+        w._element_footprint(info, target.indices, m)
+    w.record("atomic_elem", f"{name.split('.')[-1]} -> {info.name}", m, tuple(operands), {"op": name},
+             dict(arith.ops))
 
 
 TILE_OPS = {

@@ -15,6 +15,7 @@ from tvm import tirx
 
 from ..errors import TileroofError
 from ..trace import FRAGMENT, GLOBAL, LOCAL, SHARED, KernelTrace, Operand, OpRecord, Unmodeled, dtype_bytes, BufferInfo
+from . import affine
 from .arith import ArithCount
 from .evaluate import GRID_AXES, DataDependent, Evaluator, LoopAxis, align, axes_of, expand, sum_loop_axes
 
@@ -293,29 +294,68 @@ class Walker:
         self.visit(s.body, m)
 
     def visit_IfThenElse(self, s, m):
-        try:
-            cond = self.ev(s.condition)
-        except DataDependent as exc:
-            self.bounded.add(exc.name)
+        m_then = self._restrict(s.condition, m)
+        if m_then is None:                        # undecidable: count both branches (upper bound)
             self.visit(s.then_case, m)
             if s.else_case is not None:
                 self.visit(s.else_case, m)
             return
-        if not isinstance(cond, np.ndarray):
-            branch = s.then_case if cond else s.else_case
-            if branch is not None:
-                self.visit(branch, m)
-            return
-        size = np.broadcast_shapes(np.shape(m), cond.shape) if isinstance(m, np.ndarray) else cond.shape
-        if int(np.prod(size)) > MAX_ENUMERATION:
-            self.bounded.add(f"condition {s.condition}")
-            self.visit(s.then_case, m)
-            if s.else_case is not None:
-                self.visit(s.else_case, m)
-            return
-        self.visit(s.then_case, _weight(m, cond.astype(np.float64), self.loops))
+        self.visit(s.then_case, m_then)
         if s.else_case is not None:
-            self.visit(s.else_case, _weight(m, (~cond).astype(np.float64), self.loops))
+            m, m_then = align(m, m_then)
+            self.visit(s.else_case, m - m_then)
+
+    def _restrict(self, cond, m):
+        """m restricted to the iterations where `cond` holds, or None when that cannot be known
+        (the name of the run-time value is recorded in `bounded`)."""
+        loops = affine.loop_vars_in(cond, self.env)
+        size = self._grid_size()
+        for v in loops:
+            size *= max(self.env[v].max_extent, 1)
+        if size <= MAX_ENUMERATION:
+            try:
+                c = self.ev(cond)
+            except DataDependent as exc:
+                self.bounded.add(exc.name)
+                return None
+            if not isinstance(c, np.ndarray):
+                return m if c else 0 * m
+            return _weight(m, c.astype(np.float64), self.loops)
+        # too many (block, iteration) pairs to enumerate: count each conjunct in closed form
+        factor = 1.0
+        per_var: dict = {}
+        for part in affine.conjuncts(cond):
+            vars_ = affine.loop_vars_in(part, self.env)
+            try:
+                if not vars_:
+                    c = self.ev(part)
+                    factor = np.multiply(*align(factor, np.asarray(c, dtype=np.float64)))
+                    continue
+                cmp = affine.comparison_as_lt(part)
+                lin = affine.linear_diff(self.ev, cmp[0], cmp[1]) if cmp and len(vars_) == 1 else None
+            except DataDependent as exc:
+                self.bounded.add(exc.name)
+                return None
+            if lin is None or len(lin.loops) != 1:
+                self.bounded.add(f"condition {part}")
+                return None
+            lo, hi, ext = affine.interval_linear_lt(lin, cmp[2])
+            v = next(iter(lin.loops))
+            if v in per_var:
+                plo, phi, _ = per_var[v]
+                lo, hi = np.maximum(*align(plo, lo)), np.minimum(*align(phi, hi))
+            per_var[v] = (lo, hi, ext)
+        for v, (lo, hi, ext) in per_var.items():
+            lo, hi, ext = align(lo, hi, ext)
+            cnt = np.clip(np.minimum(hi, ext) - np.maximum(lo, 0), 0, None)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                frac = np.where(ext > 0, cnt / np.maximum(ext, 1), 0.0)
+            factor = np.multiply(*align(factor, frac))
+        m, factor = align(m, factor)
+        return m * factor
+
+    def _grid_size(self) -> int:
+        return self.grid[0] * self.grid[1] * self.grid[2]
 
     def visit_BufferStore(self, s, m):
         arith = ArithCount()
@@ -363,89 +403,127 @@ class Walker:
         raise TileroofError(f"unrecognised region argument {type(arg).__name__}")
 
     def tile_elements(self, info: BufferInfo, starts, extents, m):
-        """Total elements of the tile actually inside `info` over every execution, and per-block
-        starts (loop variables at their first value) for the L2 model."""
+        """Total elements of the tile actually inside `info` over every execution, the per-block
+        start of the tile (loop variables at their first value, for the L2 model) and how far the
+        start moves per iteration of the innermost sequential loop."""
         full = 1
         for e in extents:
             full *= e
+        executions = float(self._per_block(m).sum())
         if info.scope != GLOBAL:
-            return int(self._per_block(m).sum()) * full, None, None
+            return int(round(executions * full)), None, None
+        try:
+            lins = [affine.linearize(self.ev, st) if isinstance(st, tirx.PrimExpr) else None for st in starts]
+        except DataDependent as exc:
+            self.bounded.add(exc.name)
+            self.footprint_parts[info.storage].append((info, None))
+            return int(round(executions * full)), None, None
+        ranges, block_start, stride = [], [], []
+        inside = True
+        for st, lin, ext, dim in zip(starts, lins, extents, info.shape):
+            if lin is None:
+                if isinstance(st, tirx.PrimExpr):
+                    inside = False
+                    ranges = None
+                    break
+                lo = hi_start = int(st)
+                lin_lo, lin_hi = lo, lo + ext
+                block_start.append(lo)
+                stride.append(0)
+            else:
+                r = affine.index_range(self.ev, st, ext)
+                lin_lo, lin_hi = r[0], r[1]
+                block_start.append(lin.base)
+                c = lin.coef.get(self._seq_var(), 0)
+                stride.append(int(np.max(np.abs(c))) if np.size(c) else 0)
+            if ranges is not None:
+                ranges.append((lin_lo, lin_hi))
+            if np.any(np.asarray(lin_lo) < 0) or np.any(np.asarray(lin_hi) > dim):
+                inside = False
+        if ranges is not None:
+            self.footprint_parts[info.storage].append((info, ranges))
+        else:
+            self.footprint_parts[info.storage].append((info, None))
+        if inside:
+            total = executions * full
+        else:
+            total = self._clipped_elements(info, starts, extents, m, executions * full)
+        return int(round(total)), (tuple(block_start) if ranges is not None else None), \
+            (tuple(stride) if ranges is not None else None)
+
+    def _seq_var(self):
+        loop = self.seq_loop
+        if loop is None:
+            return None
+        for var, val in self.env.items():
+            if val is loop:
+                return var
+        return None
+
+    def _clipped_elements(self, info, starts, extents, m, upper):
+        """Elements inside the buffer, summed over every block and iteration (edge tiles)."""
         try:
             vals = [self.ev(st) for st in starts]
         except DataDependent as exc:
             self.bounded.add(exc.name)
-            return int(self._per_block(m).sum()) * full, None, None
+            return upper
+        size = max((v.size for v in vals if isinstance(v, np.ndarray)), default=1)
+        if size > MAX_ENUMERATION:
+            self.bounded.add(f"edge clipping of {info.name}")
+            return upper
         inside = 1.0
-        clipped = False
         for v, ext, dim in zip(vals, extents, info.shape):
-            lo = np.maximum(v, 0) if isinstance(v, np.ndarray) else max(v, 0)
-            hi = np.minimum(v + ext, dim) if isinstance(v, np.ndarray) else min(v + ext, dim)
-            cnt = np.maximum(hi - lo, 0) if isinstance(lo, np.ndarray) or isinstance(hi, np.ndarray) else max(hi - lo, 0)
-            if np.any(np.asarray(cnt) != ext):
-                clipped = True
-            inside = align(inside, cnt)[0] * align(inside, cnt)[1] if isinstance(cnt, np.ndarray) else inside * cnt
-        if clipped:
-            total = float(np.sum(self._per_block(_weight(m, np.asarray(inside, dtype=np.float64), self.loops))))
-        else:
-            total = float(self._per_block(m).sum()) * full
-        self._tile_footprint(info, vals, extents)
-        block_start = tuple(self._first_iteration(v) for v in vals)
-        stride = tuple(self._loop_stride(v) for v in vals)
-        return int(round(total)), block_start, stride
-
-    def _first_iteration(self, v):
-        if not isinstance(v, np.ndarray):
-            return v
-        idx = tuple(slice(None) if i < GRID_AXES else 0 for i in range(v.ndim))
-        return v[idx]
-
-    def _loop_stride(self, v):
-        loop = self.seq_loop
-        if loop is None or not isinstance(v, np.ndarray) or v.ndim <= loop.axis or v.shape[loop.axis] < 2:
-            return 0
-        a = np.take(v, 1, axis=loop.axis) - np.take(v, 0, axis=loop.axis)
-        return int(np.max(np.abs(a)))
+            lo = np.maximum(v, 0)
+            hi = np.minimum(np.add(v, ext), dim)
+            inside = np.multiply(*align(inside, np.maximum(np.subtract(hi, lo), 0)))
+        return float(np.sum(self._per_block(_weight(m, np.asarray(inside, dtype=np.float64), self.loops))))
 
     def _tile_footprint(self, info, vals, extents):
-        self.footprint_parts[info.storage].append((info, vals, extents))
+        ranges = [(v, np.add(v, e)) for v, e in zip(vals, extents)]
+        self.footprint_parts[info.storage].append((info, ranges))
 
     def _element_footprint(self, info, indices, m):
+        ranges = []
         try:
-            vals = [self.ev(i) for i in indices]
+            for i in indices:
+                r = affine.index_range(self.ev, i, 1) if isinstance(i, tirx.PrimExpr) else (int(i), int(i) + 1, True)
+                if r is None:
+                    ranges = None
+                    break
+                ranges.append((r[0], r[1]))
         except DataDependent as exc:
             self.bounded.add(exc.name)
-            self.footprint_parts[info.storage].append((info, None, None))
-            return
-        self.footprint_parts[info.storage].append((info, vals, [1] * len(vals)))
+            ranges = None
+        self.footprint_parts[info.storage].append((info, ranges))
 
     def _footprints(self) -> dict:
-        """Unique bytes touched per storage: per dimension, the union of [start, start+extent)
-        over every block and iteration; the tile is the product of those (an upper bound when
-        coverage is not a product set, e.g. triangular), capped at the buffer's size."""
+        """Unique bytes touched per storage: per dimension, the union of the index ranges of every
+        block (all iterations included); the footprint is the product over dimensions (an upper
+        bound when coverage is not a product set, e.g. triangular), capped at the buffer's size."""
         out = {}
         for storage, parts in self.footprint_parts.items():
+            by_buffer: dict = {}
+            for info, ranges in parts:
+                entry = by_buffer.setdefault(info.name, [info, [], False])
+                if ranges is None:
+                    entry[2] = True
+                else:
+                    entry[1].append(ranges)
             total = 0
             cap = 0
-            for info, vals, extents in parts:
+            for name, (info, range_list, unknown) in by_buffer.items():
                 cap = max(cap, info.nbytes)
-                if vals is None:
-                    total = info.nbytes
+                if unknown or not range_list:
+                    total += info.nbytes
                     continue
                 elems = 1
-                for v, ext, dim in zip(vals, extents, info.shape):
-                    starts = np.unique(np.asarray(v).reshape(-1))
-                    lo = np.clip(starts, 0, dim)
-                    hi = np.clip(starts + ext, 0, dim)
-                    covered, cur_hi = 0, None
-                    for a, b in zip(lo, hi):
-                        if cur_hi is None or a > cur_hi:
-                            covered += b - a
-                            cur_hi = b
-                        elif b > cur_hi:
-                            covered += b - cur_hi
-                            cur_hi = b
-                    elems *= int(covered)
-                total = max(total, int(elems * dtype_bytes(info.dtype)))
+                for d, dim in enumerate(info.shape):
+                    pairs = [np.broadcast_arrays(*align(np.asarray(r[d][0], dtype=np.int64),
+                                                        np.asarray(r[d][1], dtype=np.int64))) for r in range_list]
+                    los = np.concatenate([p[0].reshape(-1) for p in pairs])
+                    his = np.concatenate([p[1].reshape(-1) for p in pairs])
+                    elems *= affine.union_length(los, his, dim)
+                total += int(elems * dtype_bytes(info.dtype))
             out[storage] = min(total, cap)
         return out
 

@@ -1,0 +1,20 @@
+# Two commands on a fresh machine (no GPU needed):  make demo   and   make test
+VENV ?= .venv
+PY := $(VENV)/bin/python
+
+$(VENV)/.installed: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q torch==2.13.0   # the CPU build; otherwise tilelang pulls a multi-GB CUDA torch
+	$(PY) -m pip install -q -e ".[test]"
+	touch $@
+
+install: $(VENV)/.installed
+
+demo: $(VENV)/.installed
+	$(VENV)/bin/tileroof analyze examples/gemm.py:matmul -p M=4096 -p N=4096 -p K=4096
+
+test: $(VENV)/.installed
+	$(PY) -m pytest tests
+
+.PHONY: install demo test

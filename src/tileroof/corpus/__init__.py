@@ -1,0 +1,52 @@
+"""The kernel corpus: TileLang kernels with parameters, input makers, torch references and
+hand-derived counts (see case.py).
+
+    CASES:  dict[str, Case]          every case, sweep configs included
+    SWEEPS: dict[str, list[str]]     sweep name -> names of its cases, in config order
+    get(name) -> Case
+
+Importing this package imports tilelang (to build the @tilelang.jit kernels) but not torch.
+"""
+from __future__ import annotations
+
+from .case import Case, Expected
+from . import attention, conv, elementwise, gemm, gemv, misc, norm, reduce
+
+_FAMILIES = (gemm, attention, conv, elementwise, norm, reduce, gemv, misc)
+
+
+def _build():
+    cases: dict[str, Case] = {}
+    sweeps: dict[str, list[str]] = {}
+
+    def add(c: Case):
+        if c.name in cases:
+            raise ValueError(f"duplicate corpus case name {c.name!r}")
+        cases[c.name] = c
+
+    for fam in _FAMILIES:
+        for c in fam.cases():
+            add(c)
+    for fam in _FAMILIES:
+        if hasattr(fam, "sweeps"):
+            sweep_cases, names = fam.sweeps()
+            for c in sweep_cases:
+                add(c)
+            for k, v in names.items():
+                if k in sweeps:
+                    raise ValueError(f"duplicate sweep name {k!r}")
+                sweeps[k] = list(v)
+    return cases, sweeps
+
+
+CASES, SWEEPS = _build()
+
+
+def get(name: str) -> Case:
+    try:
+        return CASES[name]
+    except KeyError:
+        raise KeyError(f"no corpus case {name!r}; known: {', '.join(sorted(CASES))}") from None
+
+
+__all__ = ["Case", "Expected", "CASES", "SWEEPS", "get"]

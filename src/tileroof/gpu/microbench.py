@@ -1,0 +1,356 @@
+"""Calibration microbenchmarks.  Each takes a Ctx and returns
+{"value", "unit", "method", ...raw numbers}; the median of many event-timed runs is the value.
+torch / triton / cupy are imported inside the functions."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from .provenance import query_smi
+from .stats import median, summarize
+
+
+@dataclass
+class Ctx:
+    sm_count: int
+    l2_bytes: int
+    runs: int = 30
+    notes: list = field(default_factory=list)
+
+
+def events(fn, runs: int, warmup: int = 3, before=None) -> dict:
+    """Event-timed runs of fn() (before() is enqueued ahead of each, outside the events)."""
+    import torch
+    for _ in range(warmup):
+        if before:
+            before()
+        fn()
+    torch.cuda.synchronize()
+    s = [torch.cuda.Event(enable_timing=True) for _ in range(runs)]
+    e = [torch.cuda.Event(enable_timing=True) for _ in range(runs)]
+    for i in range(runs):
+        if before:
+            before()
+        s[i].record()
+        fn()
+        e[i].record()
+    torch.cuda.synchronize()
+    return summarize([a.elapsed_time(b) * 1e-3 for a, b in zip(s, e)], "cuda events")
+
+
+def clocks_under_load(fn, seconds: float = 1.5, samples: int = 3) -> list:
+    """Enqueue ~`seconds` of fn() and read nvidia-smi's SM clock while the GPU runs it."""
+    import torch
+    fn()
+    torch.cuda.synchronize()
+    t = time.perf_counter()
+    fn()
+    torch.cuda.synchronize()
+    one = max(time.perf_counter() - t, 1e-6)
+    for _ in range(int(min(5000, max(1, seconds / one)))):
+        fn()
+    got = []
+    for _ in range(samples):
+        time.sleep(0.05)
+        got.append(query_smi().get("sm_clock_mhz"))
+    torch.cuda.synchronize()
+    return [g for g in got if isinstance(g, (int, float))]
+
+
+# ------------------------------------------------------------------ memory
+def dram_copy(ctx: Ctx, gib: float = 2.0) -> dict:
+    import torch
+    n = int(gib * (1 << 30)) // 4
+    src = torch.rand(n, device="cuda")
+    dst = torch.empty_like(src)
+    st = events(lambda: dst.copy_(src), ctx.runs)
+    moved = 2 * src.numel() * 4
+    return {"value": moved / st["median_s"] / 1e9, "unit": "GB/s", "stats": st, "bytes_per_run": moved,
+            "method": f"torch copy_ of {gib:g} GiB fp32 (random), (bytes read + written) / median time, "
+                      f"{st['n']} runs, cuda events"}
+
+
+def dram_read(ctx: Ctx, gib: float = 2.0) -> dict:
+    import torch
+    n = int(gib * (1 << 30)) // 4
+    src = torch.rand(n, device="cuda")
+    out = torch.empty((), device="cuda")
+    st = events(lambda: torch.sum(src, out=out), ctx.runs)
+    return {"value": n * 4 / st["median_s"] / 1e9, "unit": "GB/s", "stats": st,
+            "method": f"torch.sum of {gib:g} GiB fp32 (random), bytes read / median time, {st['n']} runs"}
+
+
+def _read_chunks(ws_bytes: int, ctx: Ctx, iters: int | None, block: int = 4096, per_sm: int = 8):
+    import torch
+    from .tkernels import read_chunks
+    n_chunks = max(1, ws_bytes // (block * 4))
+    x = torch.rand(n_chunks * block, device="cuda")
+    grid = ctx.sm_count * per_sm
+    if iters is None:              # read the buffer once
+        iters = max(1, n_chunks // grid)
+    out = torch.empty(grid, device="cuda")
+    fn = lambda: read_chunks[(grid,)](x, out, n_chunks, ITERS=iters, BLOCK=block, num_warps=8)  # noqa: E731
+    st = events(fn, ctx.runs)
+    nbytes = grid * iters * block * 4
+    return st, nbytes, n_chunks * block * 4, grid, iters
+
+
+def l2_bandwidth(ctx: Ctx, sizes_mib=(4, 8, 16, 24, 32)) -> dict:
+    per = {}
+    for mib in sizes_mib:
+        if mib * (1 << 20) > ctx.l2_bytes * 0.6:
+            continue
+        st, nbytes, ws, grid, iters = _read_chunks(mib << 20, ctx, iters=512)
+        per[str(mib)] = {"gbps": nbytes / st["median_s"] / 1e9, "stats": st, "bytes": nbytes,
+                         "grid": grid, "iters": iters}
+    best = max(per, key=lambda k: per[k]["gbps"])
+    return {"value": per[best]["gbps"], "unit": "GB/s", "by_working_set_mib": per, "best_working_set_mib": int(best),
+            "method": "Triton kernel, 8 programs/SM each reading 16 KiB chunks (ld.global.cg, L1 bypassed) of a "
+                      f"working set of {','.join(per)} MiB 512 times; bytes read / median time; best working set "
+                      f"({best} MiB) reported, {ctx.runs} runs each"}
+
+
+def dram_read_triton(ctx: Ctx, gib: float = 2.0) -> dict:
+    st, nbytes, ws, grid, iters = _read_chunks(int(gib * (1 << 30)), ctx, iters=None)
+    return {"value": nbytes / st["median_s"] / 1e9, "unit": "GB/s", "stats": st,
+            "method": f"Triton read_chunks over {gib:g} GiB read once (.cg loads), bytes / median time"}
+
+
+# ------------------------------------------------------------------ CUDA C kernels (cupy)
+SMEM_SRC = r"""
+extern "C" __global__ void smem_read(float* out, int iters) {
+    __shared__ float4 buf[4 * 256];                       // 16 KiB; blockDim.x == 256 (8 blocks/SM fit)
+    const int tid = threadIdx.x;
+    for (int i = tid; i < 4 * 256; i += blockDim.x) buf[i] = make_float4(i, i + 1, i + 2, i + 3);
+    __syncthreads();
+    unsigned base;
+    asm("{ .reg .u64 p; cvta.to.shared.u64 p, %1; cvt.u32.u64 %0, p; }" : "=r"(base) : "l"(buf + tid));
+    float a0 = 0.f, a1 = 0.f, a2 = 0.f, a3 = 0.f;
+    for (int it = 0; it < iters; ++it) {
+        #pragma unroll
+        for (int j = 0; j < 8; ++j) {                     // lanes read consecutive 16 B: conflict-free
+            float x, y, z, w;
+            asm volatile("ld.volatile.shared.v4.f32 {%0,%1,%2,%3}, [%4];"
+                         : "=f"(x), "=f"(y), "=f"(z), "=f"(w) : "r"(base + (j & 3) * 256 * 16));
+            a0 += x; a1 += y; a2 += z; a3 += w;
+        }
+    }
+    out[blockIdx.x * blockDim.x + tid] = a0 + a1 + a2 + a3;
+}
+
+extern "C" __global__ void fma_chain(float* out, int iters, float a, float b) {
+    float x0 = threadIdx.x * 1e-3f, x1 = x0 + 1.f, x2 = x0 + 2.f, x3 = x0 + 3.f,
+          x4 = x0 + 4.f, x5 = x0 + 5.f, x6 = x0 + 6.f, x7 = x0 + 7.f;
+    for (int i = 0; i < iters; ++i) {
+        #pragma unroll
+        for (int j = 0; j < 16; ++j) {                    // 8 independent chains, 128 FMA per iteration
+            x0 = fmaf(x0, a, b); x1 = fmaf(x1, a, b); x2 = fmaf(x2, a, b); x3 = fmaf(x3, a, b);
+            x4 = fmaf(x4, a, b); x5 = fmaf(x5, a, b); x6 = fmaf(x6, a, b); x7 = fmaf(x7, a, b);
+        }
+    }
+    out[blockIdx.x * blockDim.x + threadIdx.x] = x0 + x1 + x2 + x3 + x4 + x5 + x6 + x7;
+}
+
+__device__ __forceinline__ float ex2(float x) {
+    float y; asm volatile("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x)); return y;
+}
+extern "C" __global__ void sfu_ex2(float* out, int iters) {
+    float x0 = -threadIdx.x * 1e-4f, x1 = x0 - 0.1f, x2 = x0 - 0.2f, x3 = x0 - 0.3f,
+          x4 = x0 - 0.4f, x5 = x0 - 0.5f, x6 = x0 - 0.6f, x7 = x0 - 0.7f;
+    for (int i = 0; i < iters; ++i) {
+        #pragma unroll
+        for (int j = 0; j < 8; ++j) {                     // 8 independent chains, 64 ex2 per iteration
+            x0 = ex2(x0) - 1.f; x1 = ex2(x1) - 1.f; x2 = ex2(x2) - 1.f; x3 = ex2(x3) - 1.f;
+            x4 = ex2(x4) - 1.f; x5 = ex2(x5) - 1.f; x6 = ex2(x6) - 1.f; x7 = ex2(x7) - 1.f;
+        }
+    }
+    out[blockIdx.x * blockDim.x + threadIdx.x] = x0 + x1 + x2 + x3 + x4 + x5 + x6 + x7;
+}
+
+extern "C" __global__ void noop() {}
+"""
+
+_module = None
+
+
+def cupy_fn(name: str):
+    global _module
+    import cupy
+    if _module is None:
+        _module = cupy.RawModule(code=SMEM_SRC, options=("-std=c++17",))
+    return _module.get_function(name)
+
+
+def _cupy_launch(name, grid, block, args):
+    """A callable launching a cupy kernel on torch's current stream (so torch events time it)."""
+    import cupy
+    import torch
+    f = cupy_fn(name)
+    stream = cupy.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream)
+
+    def go():
+        with stream:
+            f((grid,), (block,), args)
+    return go
+
+
+def _per_clk(rate_per_s: float, ctx: Ctx, clocks: list) -> tuple:
+    mhz = median(clocks) if clocks else None
+    return (rate_per_s / (ctx.sm_count * mhz * 1e6) if mhz else None), mhz
+
+
+def shared_mem_bandwidth(ctx: Ctx, iters: int = 2048) -> dict:
+    import cupy
+    import numpy as np
+    import torch
+    grid, block = ctx.sm_count * 8, 256
+    out = torch.empty(grid * block, device="cuda")
+    fn = _cupy_launch("smem_read", grid, block, (cupy.asarray(out), np.int32(iters)))
+    st = events(fn, ctx.runs)
+    nbytes = grid * block * iters * 8 * 16
+    bw = nbytes / st["median_s"]
+    per_clk, mhz = _per_clk(bw, ctx, clocks_under_load(fn))
+    return {"value": bw / 1e9, "unit": "GB/s", "stats": st, "bytes_per_clk_per_sm": per_clk, "sm_clock_mhz": mhz,
+            "method": f"cupy kernel: {grid} blocks x 256 threads (one wave), each thread {iters} x 8 "
+                      "ld.shared.v4.f32 (conflict-free, asm volatile) from a 16 KiB buffer, bytes / median time"}
+
+
+def fp32_throughput(ctx: Ctx, iters: int = 4096) -> dict:
+    import cupy
+    import numpy as np
+    import torch
+    grid, block = ctx.sm_count * 8, 256
+    out = torch.empty(grid * block, device="cuda")
+    fn = _cupy_launch("fma_chain", grid, block, (cupy.asarray(out), np.int32(iters), np.float32(0.999),
+                                                 np.float32(0.001)))
+    st = events(fn, ctx.runs)
+    flops = grid * block * iters * 128 * 2
+    per_clk, mhz = _per_clk(flops / st["median_s"] / 2, ctx, clocks_under_load(fn))
+    return {"value": flops / st["median_s"] / 1e12, "unit": "TFLOP/s", "stats": st, "fma_per_clk_per_sm": per_clk,
+            "sm_clock_mhz": mhz,
+            "method": f"cupy kernel: {grid} x 256 threads, 8 independent fmaf chains x 16 x {iters} iterations; "
+                      "FMA = 2 FLOP; FLOP / median time"}
+
+
+def sfu_throughput(ctx: Ctx, iters: int = 1024) -> dict:
+    import cupy
+    import numpy as np
+    import torch
+    grid, block = ctx.sm_count * 8, 256
+    out = torch.empty(grid * block, device="cuda")
+    fn = _cupy_launch("sfu_ex2", grid, block, (cupy.asarray(out), np.int32(iters)))
+    st = events(fn, ctx.runs)
+    results = grid * block * iters * 64
+    rate = results / st["median_s"]
+    clocks = clocks_under_load(fn)
+    per_clk, mhz = _per_clk(rate, ctx, clocks)
+    if per_clk is None:
+        ctx.notes.append("sfu: no SM clock reading under load; per-clock value missing")
+    return {"value": per_clk, "unit": "results/clk/SM", "results_per_s": rate, "sm_clock_mhz": mhz,
+            "clock_samples_mhz": clocks, "stats": st,
+            "method": f"cupy kernel: {grid} x 256 threads, 8 independent ex2.approx.ftz.f32 chains x 8 x {iters}; "
+                      "results / median time / (SMs x SM clock read by nvidia-smi under the same load)"}
+
+
+def launch_overhead(ctx: Ctx) -> dict:
+    import torch
+    from .tkernels import noop
+    from .timing import flush_buffer
+    x = torch.empty(1, device="cuda")
+    tri = lambda: noop[(1,)](x)  # noqa: E731
+    buf = flush_buffer()
+    after_busy = events(tri, 200, before=buf.zero_)       # what measure's event timing floors at
+    cup = _cupy_launch("noop", 1, 32, ())
+    res = {}
+    for name, f in (("triton", tri), ("cupy", cup)):
+        f()
+        torch.cuda.synchronize()
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        for _ in range(1000):
+            f()
+        e.record()
+        torch.cuda.synchronize()
+        res[f"{name}_back_to_back_us"] = s.elapsed_time(e) * 1e3 / 1000
+    try:
+        g = torch.cuda.CUDAGraph()
+        side = torch.cuda.Stream()
+        with torch.cuda.stream(side):
+            tri()
+        torch.cuda.synchronize()
+        with torch.cuda.graph(g):
+            for _ in range(1000):
+                tri()
+        st = events(g.replay, 10)
+        res["graph_per_launch_us"] = st["median_s"] * 1e6 / 1000
+    except Exception as ex:  # noqa: BLE001
+        res["graph_error"] = f"{type(ex).__name__}: {ex}"
+    return {"value": after_busy["median_s"] * 1e6, "unit": "us", "stats": after_busy, **res,
+            "method": "empty Triton kernel, cuda events around one launch enqueued behind a 256 MiB zero_ "
+                      "(the GPU is busy while the CPU launches, as in measure's timing), median of 200; "
+                      "also back-to-back launches / 1000 and CUDA-graph replay / 1000"}
+
+
+# ------------------------------------------------------------------ tensor cores
+def _mm_case(kind: str, n: int):
+    import torch
+    if kind in ("fp16", "bf16"):
+        dt = torch.float16 if kind == "fp16" else torch.bfloat16
+        a, b = torch.randn(n, n, device="cuda", dtype=dt), torch.randn(n, n, device="cuda", dtype=dt)
+        c = torch.empty(n, n, device="cuda", dtype=dt)
+        return lambda: torch.matmul(a, b, out=c), "torch.matmul"
+    if kind == "tf32":
+        a, b = torch.randn(n, n, device="cuda"), torch.randn(n, n, device="cuda")
+        c = torch.empty(n, n, device="cuda")
+        return lambda: torch.matmul(a, b, out=c), "torch.matmul fp32 inputs, allow_tf32=True"
+    if kind == "fp8":
+        f8 = torch.float8_e4m3fn
+        a = torch.randn(n, n, device="cuda").to(f8)
+        b = torch.randn(n, n, device="cuda").to(f8).t()          # column-major, as _scaled_mm wants
+        one = torch.tensor(1.0, device="cuda", dtype=torch.float32)
+        return (lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16),
+                "torch._scaled_mm e4m3 x e4m3 (B column-major), fp32 scales, bf16 out")
+    if kind == "int8":
+        a = torch.randint(-128, 128, (n, n), device="cuda", dtype=torch.int8)
+        b = torch.randint(-128, 128, (n, n), device="cuda", dtype=torch.int8).t()
+        try:
+            torch._int_mm(a, b)
+        except RuntimeError:
+            b = b.contiguous()
+        return lambda: torch._int_mm(a, b), "torch._int_mm int8 x int8 -> int32"
+    raise ValueError(kind)
+
+
+def tensor_throughput(ctx: Ctx, kind: str, n: int = 8192) -> dict:
+    import torch
+    old = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = kind == "tf32"
+    try:
+        fn, what = _mm_case(kind, n)
+        st = events(fn, ctx.runs, warmup=5)
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = old
+    rate = 2 * n ** 3 / st["median_s"] / 1e12
+    unit = "TOP/s" if kind == "int8" else "TFLOP/s"
+    return {"value": rate, "unit": unit, "stats": st,
+            "method": f"{what}, {n}^3 random inputs, 2*M*N*K / median time, {st['n']} runs after 5 warm-ups"}
+
+
+def sm_clock_under_matmul(ctx: Ctx, n: int = 8192) -> dict:
+    fn, _ = _mm_case("bf16", n)
+    clocks = clocks_under_load(fn, seconds=2.0, samples=4)
+    if not clocks:
+        raise RuntimeError("nvidia-smi gave no SM clock")
+    return {"value": median(clocks), "unit": "MHz", "samples": clocks,
+            "method": f"nvidia-smi clocks.sm read {len(clocks)} times while ~2 s of bf16 {n}^3 matmuls ran"}
+
+
+def warm_gpu(seconds: float = 1.0, n: int = 4096) -> None:
+    """Run bf16 matmuls for about `seconds` so clocks have left idle before anything is timed."""
+    import torch
+    fn, _ = _mm_case("bf16", n)
+    t = time.time()
+    while time.time() - t < seconds:
+        for _ in range(20):
+            fn()
+        torch.cuda.synchronize()

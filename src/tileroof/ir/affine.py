@@ -1,0 +1,175 @@
+"""Closed forms for expressions that are linear in loop variables, so that a guard such as
+`bx * 1024 + i < N` over 262 145 blocks × 1024 iterations is counted from arrays over the blocks
+alone, never from a grid × loop array.
+
+An index or condition is evaluated with every loop variable at its first value (an array over the
+blocks), and once more per loop variable it mentions with that variable one step further: the
+difference is its coefficient.  A third evaluation at the last value checks the expression really
+is linear in that variable; where it is not, callers fall back to enumeration.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from tvm import tirx
+
+from .evaluate import LoopAxis, align
+
+
+def loop_vars_in(expr, env: dict) -> list:
+    """Variables of `expr` that are enumerated loops in `env`, in first-seen order."""
+    found = []
+    seen_lets = set()
+
+    def visit(n):
+        if not isinstance(n, tirx.Var):
+            return
+        val = env.get(n)
+        if isinstance(val, LoopAxis):
+            if n not in found:
+                found.append(n)
+        elif isinstance(val, tirx.PrimExpr) and n not in seen_lets:
+            seen_lets.add(n)
+            tirx.stmt_functor.post_order_visit(val, visit)
+    tirx.stmt_functor.post_order_visit(expr, visit)
+    return found
+
+
+@dataclass
+class Linear:
+    base: object                 # value with every loop variable at its start (array over blocks)
+    coef: dict                   # loop Var -> coefficient (scalar or array over blocks)
+    loops: dict                  # loop Var -> LoopAxis
+
+
+def linearize(ev, expr) -> Linear | None:
+    """The expression as base + Σ coef·(v - start), or None when it is not linear in its loops."""
+    loops = {v: ev.env[v] for v in loop_vars_in(expr, ev.env)}
+    at_start = {v: _scalar_start(ax) for v, ax in loops.items()}
+    if any(s is None for s in at_start.values()):
+        return None
+    base = ev.child(at_start)(expr)
+    coef = {}
+    for v, ax in loops.items():
+        step = ev.child({**at_start, v: at_start[v] + 1})(expr)
+        a, b = align(step, base)
+        c = a - b
+        last = ax.max_extent - 1
+        if last > 1:
+            end = ev.child({**at_start, v: at_start[v] + last})(expr)
+            e, b2, c2 = align(end, base, c)
+            if not np.all(e == b2 + c2 * last):
+                return None
+        coef[v] = c
+    return Linear(base, coef, loops)
+
+
+def _scalar_start(ax: LoopAxis):
+    s = ax.start
+    if isinstance(s, np.ndarray):
+        return None
+    return int(s)
+
+
+def _extent(ax: LoopAxis):
+    return ax.extent
+
+
+def interval_linear_lt(lin: Linear, strict: bool = True):
+    """The loop values u = v - start in [lo, hi) with base + a·u < 0 (<= 0 if not strict), for a
+    single loop variable; returns (lo, hi, extent), arrays over blocks."""
+    (v, ax), = lin.loops.items()
+    a = lin.coef[v]
+    b = lin.base if strict else lin.base - 1          # integers: x <= 0  <=>  x - 1 < 0
+    ext = _extent(ax)
+    a, b, ext = align(a, b, ext)
+    a = np.asarray(a)
+    b = np.asarray(b)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pos_hi = -np.floor_divide(b, np.where(a > 0, a, 1))          # a>0: u < ceil(-b/a)
+        neg_lo = np.floor_divide(b, np.where(a < 0, -a, 1)) + 1     # a<0: u > b/|a|
+    lo = np.where(a < 0, neg_lo, 0)
+    hi = np.where(a > 0, pos_hi, np.where(b < 0, ext, 0))
+    hi = np.where(a < 0, ext, hi)                                     # a == 0: all or nothing
+    return lo, hi, ext
+
+
+def comparison_as_lt(cond):
+    """(x, y, strict) for cond rewritten as  x - y < 0  (strict) or  x - y <= 0."""
+    if isinstance(cond, tirx.LT):
+        return cond.a, cond.b, True
+    if isinstance(cond, tirx.LE):
+        return cond.a, cond.b, False
+    if isinstance(cond, tirx.GT):
+        return cond.b, cond.a, True
+    if isinstance(cond, tirx.GE):
+        return cond.b, cond.a, False
+    return None
+
+
+def linear_diff(ev, x, y) -> Linear | None:
+    """x - y as a Linear (both sides linearised on their own: no new TIR is built)."""
+    lx, ly = linearize(ev, x), linearize(ev, y)
+    if lx is None or ly is None:
+        return None
+    base = np.subtract(*align(lx.base, ly.base))
+    coef = dict(lx.coef)
+    for v, c in ly.coef.items():
+        coef[v] = np.subtract(*align(coef.get(v, 0), c))
+    return Linear(base, coef, {**lx.loops, **ly.loops})
+
+
+def conjuncts(cond) -> list:
+    if isinstance(cond, tirx.And):
+        return conjuncts(cond.a) + conjuncts(cond.b)
+    if isinstance(cond, tirx.Call) and getattr(cond.op, "name", "") == "tirx.likely":
+        return conjuncts(cond.args[0])
+    return [cond]
+
+
+def index_range(ev, expr, extent: int):
+    """Per-block [lo, hi) an index sweeps over all its loop values (extent added), and whether
+    coverage inside a block is dense (no gaps wider than the tile)."""
+    lin = linearize(ev, expr)
+    if lin is None:
+        return None
+    lo, hi = lin.base, lin.base
+    dense = True
+    for v, ax in lin.loops.items():
+        c = lin.coef[v]
+        span = c * (ax.max_extent - 1)
+        lo, hi, span = align(lo, hi, span)
+        lo = lo + np.minimum(span, 0)
+        hi = hi + np.maximum(span, 0)
+        if np.any(np.abs(c) > extent):
+            dense = False
+    return lo, hi + extent, dense
+
+
+def union_length(lo, hi, dim: int) -> int:
+    """Length of the union of intervals [lo_i, hi_i) clipped to [0, dim)."""
+    lo = np.clip(np.asarray(lo, dtype=np.int64).reshape(-1), 0, dim)
+    hi = np.clip(np.asarray(hi, dtype=np.int64).reshape(-1), 0, dim)
+    if lo.size == 0:
+        return 0
+    if hi.size != lo.size:
+        hi = np.broadcast_to(hi, lo.shape) if hi.size == 1 else hi
+        lo = np.broadcast_to(lo, hi.shape) if lo.size == 1 else lo
+    order = np.argsort(lo, kind="stable")
+    lo, hi = lo[order], hi[order]
+    keep = hi > lo
+    lo, hi = lo[keep], hi[keep]
+    if lo.size == 0:
+        return 0
+    run_hi = np.maximum.accumulate(hi)
+    new = np.empty(lo.size, dtype=bool)
+    new[0] = True
+    new[1:] = lo[1:] > run_hi[:-1]
+    starts = np.flatnonzero(new)
+    seg_lo = lo[starts]
+    seg_hi = np.maximum.reduceat(hi, starts)
+    # a segment's end is the running max up to its last member
+    ends = np.r_[starts[1:] - 1, lo.size - 1]
+    seg_hi = run_hi[ends]
+    return int((seg_hi - seg_lo).sum())

@@ -1,0 +1,114 @@
+"""Small hand-written TileLang kernels for the unit tests (the corpus holds the big ones)."""
+import tilelang
+import tilelang.language as T
+
+
+@tilelang.jit
+def gemm(M, N, K, bm, bn, bk, dtype="float16", stages=2, threads=128, trans_b=False):
+    b_shape = (N, K) if trans_b else (K, N)
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), dtype), B: T.Tensor(b_shape, dtype), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=threads) as (bx, by):
+            As = T.alloc_shared((bm, bk), dtype)
+            Bs = T.alloc_shared((bn, bk) if trans_b else (bk, bn), dtype)
+            Cl = T.alloc_fragment((bm, bn), "float32")
+            T.clear(Cl)
+            for k in T.Pipelined(T.ceildiv(K, bk), num_stages=stages):
+                T.copy(A[by * bm, k * bk], As)
+                if trans_b:
+                    T.copy(B[bx * bn, k * bk], Bs)
+                else:
+                    T.copy(B[k * bk, bx * bn], Bs)
+                T.gemm(As, Bs, Cl, transpose_B=trans_b)
+            T.copy(Cl, C[by * bm, bx * bn])
+    return main
+
+
+@tilelang.jit
+def batched_gemm(Bt, M, N, K, bm, bn, bk):
+    @T.prim_func
+    def main(A: T.Tensor((Bt, M, K), "float16"), B: T.Tensor((Bt, K, N), "float16"), C: T.Tensor((Bt, M, N), "float16")):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), Bt, threads=128) as (bx, by, bz):
+            As = T.alloc_shared((bm, bk), "float16")
+            Bs = T.alloc_shared((bk, bn), "float16")
+            Cl = T.alloc_fragment((bm, bn), "float32")
+            T.clear(Cl)
+            for k in T.Pipelined(T.ceildiv(K, bk), num_stages=2):
+                T.copy(A[bz, by * bm, k * bk], As)
+                T.copy(B[bz, k * bk, bx * bn], Bs)
+                T.gemm(As, Bs, Cl)
+            T.copy(Cl, C[bz, by * bm, bx * bn])
+    return main
+
+
+@tilelang.jit
+def add_guarded(N, block, dtype="float32"):
+    @T.prim_func
+    def main(A: T.Tensor((N,), dtype), B: T.Tensor((N,), dtype), C: T.Tensor((N,), dtype)):
+        with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
+            for i in T.Parallel(block):
+                if bx * block + i < N:
+                    C[bx * block + i] = A[bx * block + i] + B[bx * block + i]
+    return main
+
+
+@tilelang.jit
+def add2d(M, N, bm, bn, dtype="float32"):
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=256) as (bx, by):
+            for i, j in T.Parallel(bm, bn):
+                C[by * bm + i, bx * bn + j] = A[by * bm + i, bx * bn + j] + B[by * bm + i, bx * bn + j]
+    return main
+
+
+@tilelang.jit
+def triangle(S, bm, bn):
+    """Causal-style loop: block bx runs ceildiv((bx+1)*bm, bn) iterations, each copies a bn×64 tile."""
+    @T.prim_func
+    def main(K: T.Tensor((S, 64), "float16"), O: T.Tensor((S, 64), "float32")):
+        with T.Kernel(T.ceildiv(S, bm), threads=128) as bx:
+            Ks = T.alloc_shared((bn, 64), "float16")
+            acc = T.alloc_fragment((bn, 64), "float32")
+            T.clear(acc)
+            for k in T.Pipelined(T.ceildiv((bx + 1) * bm, bn), num_stages=1):
+                T.copy(K[k * bn, 0], Ks)
+                for i, j in T.Parallel(bn, 64):
+                    acc[i, j] += Ks[i, j] * 2.0
+            T.copy(acc[0:bm, 0:64], O[bx * bm, 0])
+    return main
+
+
+@tilelang.jit
+def fma_exp(N, block):
+    @T.prim_func
+    def main(X: T.Tensor((N,), "float32"), Y: T.Tensor((N,), "float32")):
+        with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
+            for i in T.Parallel(block):
+                Y[bx * block + i] = T.exp(X[bx * block + i]) * 3.0 + X[bx * block + i]
+    return main
+
+
+@tilelang.jit
+def masked(N, NB, block):
+    """Block-sparse style: whether a block works depends on a mask tensor read at run time."""
+    @T.prim_func
+    def main(Mask: T.Tensor((NB,), "int32"), X: T.Tensor((N,), "float32"), Y: T.Tensor((N,), "float32")):
+        with T.Kernel(NB, threads=128) as bx:
+            if Mask[bx] != 0:
+                for i in T.Parallel(block):
+                    Y[bx * block + i] = X[bx * block + i] * 2.0
+    return main
+
+
+def symbolic_copy():
+    m = T.dynamic("m")
+
+    @T.prim_func
+    def main(A: T.Tensor((m, 256), "float16"), B: T.Tensor((m, 256), "float16")):
+        with T.Kernel(T.ceildiv(m, 64), threads=128) as bx:
+            S = T.alloc_shared((64, 256), "float16")
+            T.copy(A[bx * 64, 0], S)
+            T.copy(S, B[bx * 64, 0])
+    return main

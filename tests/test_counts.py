@@ -1,0 +1,121 @@
+"""Exact counts on small hand-written kernels; each expected number is derived in its comment."""
+import pytest
+
+import tileroof
+from tileroof import TileroofError
+from tileroof.ir import trace
+
+from . import kernels as K
+
+
+def by_kind(result, kind):
+    return [op for op in result.counts.ops if op.kind == kind]
+
+
+def test_gemm_4096_counts():
+    r = tileroof.analyze(K.gemm, M=4096, N=4096, K=4096, bm=128, bn=128, bk=32)
+    # 32×32 blocks, 128 k-steps each: 131072 gemm executions of 2·128·128·32 FLOPs = 2·4096³
+    assert r.tensor_flops == 2 * 4096**3
+    # every block reads a 128×32 A tile and a 32×128 B tile per k-step: 2 · 131072 · 4096 elems · 2 B
+    assert r.counts.level_bytes("global", "read") == 2 * 131072 * 4096 * 2
+    # C (fp32) written once: 4096² · 4 B
+    assert r.counts.level_bytes("global", "write") == 4096 * 4096 * 4
+    # unique: A and B fp16, C fp32
+    assert r.unique_bytes == 4096 * 4096 * (2 + 2 + 4)
+    assert r.trace.grid == (32, 32, 1)
+    assert not r.partial
+
+
+def test_gemm_ragged_edges_clip_bytes():
+    r = tileroof.analyze(K.gemm, M=4000, N=4000, K=4000, bm=128, bn=128, bk=32)
+    # 32 block columns each read all of A (4000×4000) once over k; B likewise per block row
+    assert r.counts.level_bytes("global", "read") == 32 * 4000 * 4000 * 2 * 2
+    assert r.counts.level_bytes("global", "write") == 4000 * 4000 * 4
+    # the tensor cores still run full 128×128×32 tiles: 32·32 blocks · 125 k-steps
+    assert r.tensor_flops == 32 * 32 * 125 * 2 * 128 * 128 * 32
+
+
+def test_gemm_8192_no_wrap():
+    r = tileroof.analyze(K.gemm, M=8192, N=8192, K=8192, bm=128, bn=256, bk=64, threads=256)
+    assert r.tensor_flops == 2 * 8192**3 > 2**31
+    # A re-read by 32 block columns, B by 64 block rows: (32 + 64) · 8192² · 2 B
+    assert r.counts.level_bytes("global", "read") == (32 + 64) * 8192 * 8192 * 2
+    assert r.estimated_time > 0
+
+
+def test_transposed_gemm_same_counts():
+    nn = tileroof.analyze(K.gemm, M=1024, N=1024, K=1024, bm=128, bn=128, bk=32)
+    nt = tileroof.analyze(K.gemm, M=1024, N=1024, K=1024, bm=128, bn=128, bk=32, trans_b=True)
+    assert nn.tensor_flops == nt.tensor_flops == 2 * 1024**3
+    assert nn.global_bytes == nt.global_bytes
+    assert any(op.attrs["trans_b"] for op in nt.trace.ops if op.kind == "gemm")
+
+
+def test_batched_gemm_uses_blockidx_z():
+    r = tileroof.analyze(K.batched_gemm, Bt=8, M=512, N=512, K=256, bm=128, bn=128, bk=32)
+    assert r.trace.grid == (4, 4, 8)
+    assert r.tensor_flops == 8 * 2 * 512 * 512 * 256
+    # per batch: A read by 4 block columns, B by 4 block rows
+    assert r.counts.level_bytes("global", "read") == 8 * (4 * 512 * 256 + 4 * 256 * 512) * 2
+    assert r.counts.level_bytes("global", "write") == 8 * 512 * 512 * 2
+
+
+def test_fp32_add_16384_squared_exact():
+    r = tileroof.analyze(K.add2d, M=16384, N=16384, bm=64, bn=256)
+    n = 16384 * 16384
+    assert r.counts.level_bytes("global", "read") == 2 * n * 4
+    assert r.counts.level_bytes("global", "write") == n * 4
+    assert r.cuda_flops == n
+    assert r.unique_bytes == 3 * n * 4
+
+
+def test_guarded_elementwise_counts_only_live_iterations():
+    # N = 1000 with blocks of 128: 8 blocks, 1024 iterations, 1000 pass the guard
+    r = tileroof.analyze(K.add_guarded, N=1000, block=128)
+    assert r.cuda_flops == 1000
+    assert r.counts.level_bytes("global", "read") == 2 * 1000 * 4
+    assert r.counts.level_bytes("global", "write") == 1000 * 4
+
+
+def test_triangular_loop_counts_per_block():
+    # S=1024, bm=128, bn=64: block bx runs 2(bx+1) iterations -> 2·(1+…+8) = 72 copies of 64×64
+    r = tileroof.analyze(K.triangle, S=1024, bm=128, bn=64)
+    copies = [op for op in r.trace.ops if op.kind == "copy" and op.operands[0].buffer == "K"]
+    assert copies[0].executions == 72
+    assert list(copies[0].per_block) == [2 * (b + 1) for b in range(8)]
+    assert r.counts.level_bytes("global", "read") == 72 * 64 * 64 * 2
+    # the multiply-add in the T.Parallel body is one FMA (2 FLOPs) per element per iteration
+    assert r.cuda_flops == 72 * 64 * 64 * 2
+
+
+def test_sfu_and_fma_classified():
+    r = tileroof.analyze(K.fma_exp, N=4096, block=256)
+    assert r.sfu_ops == 4096                     # one exp per element
+    assert r.cuda_flops == 2 * 4096              # exp(x)*3 + x is one FMA
+    assert r.counts.level_bytes("global", "read") == 2 * 4096 * 4   # X loaded twice per element
+
+
+def test_data_dependent_condition_is_bounded_and_assumable():
+    r = tileroof.analyze(K.masked, N=64 * 128, NB=64, block=128)
+    assert "Mask" in r.bounded                   # counted as if every block works: an upper bound
+    assert r.cuda_flops == 64 * 128
+    r0 = tileroof.analyze(K.masked, N=64 * 128, NB=64, block=128, assume={"Mask": 0})
+    assert r0.cuda_flops == 0 and "Mask" in r0.trace.assumed
+
+
+def test_symbolic_shape_needs_a_value():
+    with pytest.raises(TileroofError, match="symbolic shape m"):
+        trace(K.symbolic_copy())
+    r = tileroof.analyze(K.symbolic_copy(), m=1000)
+    # 16 blocks of 64 rows; the last holds 1000-960 = 40 rows: 1000·256 fp16 read and written
+    assert r.counts.level_bytes("global", "read") == 1000 * 256 * 2
+    assert r.counts.level_bytes("global", "write") == 1000 * 256 * 2
+
+
+def test_missing_parameter_and_bad_input():
+    with pytest.raises(TileroofError, match="missing parameter"):
+        tileroof.analyze(K.gemm, M=128)
+    with pytest.raises(TileroofError, match="not a TileLang function"):
+        tileroof.analyze(lambda x: x)
+    with pytest.raises(TileroofError, match="unknown device"):
+        tileroof.analyze(K.add_guarded, device="no-such-gpu", N=128, block=128)

@@ -1,0 +1,128 @@
+"""nvidia-smi parsing, JSON records, and the measure harness's pure parts (no GPU)."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from tileroof.gpu import measure as M
+from tileroof.gpu.provenance import parse_smi_csv, tileroof_version
+from tileroof.gpu.records import JsonLines, jsonable, read_jsonl, write_json_atomic
+
+
+def test_parse_smi_csv():
+    text = ("NVIDIA H200, 580.159.04, 345 MHz, 3201 MHz, 1980 MHz, 3201 MHz, 31, 76.54 W\n"
+            "NVIDIA H200, 580.159.04, [N/A], 3201 MHz, 1980 MHz, 3201 MHz, 30, [N/A]\n")
+    g = parse_smi_csv(text)
+    assert g[0] == {"gpu": "NVIDIA H200", "driver": "580.159.04", "sm_clock_mhz": 345, "mem_clock_mhz": 3201,
+                    "max_sm_clock_mhz": 1980, "max_mem_clock_mhz": 3201, "temperature_c": 31, "power_w": 76.54}
+    assert g[1]["sm_clock_mhz"] is None and g[1]["power_w"] is None
+    assert parse_smi_csv("garbage\n") == [{"unparsed": "garbage"}]
+    two = parse_smi_csv("Odd, Name, 1.0, 1 MHz, 2 MHz, 3 MHz, 4 MHz, 5, 6 W")
+    assert two[0]["gpu"] == "Odd, Name" and two[0]["power_w"] == 6
+
+
+def test_jsonable_and_atomic_write(tmp_path):
+    obj = {1: float("nan"), "t": (1, 2), "s": {3}, "inf": float("inf"), "ok": 1.5, "o": object}
+    j = jsonable(obj)
+    assert j["1"] is None and j["t"] == [1, 2] and j["s"] == [3] and j["inf"] is None and j["ok"] == 1.5
+    assert isinstance(j["o"], str)
+    p = tmp_path / "x.json"
+    write_json_atomic(p, {"a": float("nan"), "b": [1.0]})
+    assert json.loads(p.read_text()) == {"a": None, "b": [1.0]}
+    assert not (tmp_path / "x.json.tmp").exists()
+
+
+def test_jsonlines_torn_last_line(tmp_path):
+    p = tmp_path / "r.jsonl"
+    w = JsonLines(p)
+    w.emit({"type": "compile", "case": "a", "ok": True, "seconds": 1.0})
+    w.emit({"type": "result", "case": "a", "correct": {"ok": True, "rel_err": {0: 1e-4}}})
+    w.close()
+    with open(p, "a") as f:
+        f.write('{"type": "start", "ca')
+    recs = read_jsonl(p)
+    assert [r["type"] for r in recs] == ["compile", "result"]
+    assert recs[1]["correct"]["rel_err"] == {"0": 1e-4}
+    assert read_jsonl(tmp_path / "missing.jsonl") == []
+
+
+def _case(name, sweep=None):
+    return SimpleNamespace(name=name, params={"M": 128, "dtype": "float16"}, sweep=sweep, tags=("gemm",), rtol=1e-2)
+
+
+def test_select_cases():
+    cases = {"a": _case("a", "s1"), "b": _case("b", "s2"), "gemm_c": _case("gemm_c", "s1")}
+    ns = lambda **k: SimpleNamespace(**{"cases": None, "all": False, "sweep": None, "match": None, **k})  # noqa: E731
+    assert M.select_cases(cases, ns(all=True)) == ["a", "b", "gemm_c"]
+    assert M.select_cases(cases, ns(cases="b,a")) == ["b", "a"]
+    assert M.select_cases(cases, ns(sweep=["s1"])) == ["a", "gemm_c"]
+    assert M.select_cases(cases, ns(all=True, match="^gemm")) == ["gemm_c"]
+    with pytest.raises(SystemExit):
+        M.select_cases(cases, ns(cases="zzz"))
+    with pytest.raises(SystemExit):
+        M.select_cases(cases, ns())
+
+
+def test_merge_and_table(capsys):
+    state = {"schema": 1, "provenance": {}, "phases": {},
+             "cases": {n: M.empty_entry(_case(n)) for n in ("a", "b", "c", "d")}}
+    recs = [
+        {"type": "info", "torch_device_name": "NVIDIA H200", "sm_count": 132},
+        {"type": "compile", "case": "a", "ok": True, "seconds": 3.0},
+        {"type": "compile", "case": "b", "ok": False, "seconds": 1.0, "error": "nvcc: boom"},
+        {"type": "compile", "case": "c", "ok": True, "seconds": 2.0},
+        {"type": "compile", "case": "d", "ok": True, "seconds": 2.0},
+        {"type": "start", "case": "a"},
+        {"type": "result", "case": "a", "correct": {"ok": True, "rel_err": {"2": 3e-4}},
+         "time": {"median_s": 1.25e-5, "p10_s": 1.2e-5, "p90_s": 1.3e-5, "n": 50, "method": "graph",
+                  "primary": "graph"}},
+        {"type": "result", "case": "c", "correct": {"ok": False, "rel_err": {"2": 0.5}}, "time": None},
+        {"type": "skipped", "case": "d", "reason": "time budget"},
+        {"type": "result", "case": "unknown", "correct": {}},
+    ]
+    M.merge(state, recs)
+    assert state["provenance"]["sm_count"] == 132
+    assert state["cases"]["b"]["compile"]["error"] == "nvcc: boom"
+    assert state["cases"]["a"]["time"]["median_s"] == 1.25e-5
+    assert state["cases"]["d"]["error"] == "skipped: time budget"
+    state["cases"]["a"]["ncu"] = {"dram__bytes_read.sum": 3_000_000, "dram__bytes_write.sum": 1_000_000}
+    M.print_table(state)
+    out = capsys.readouterr().out.splitlines()
+    row = {line.split()[0]: line.split() for line in out[1:-1]}
+    assert row["a"][1:4] == ["ok", "12.50", "4.0"]
+    assert row["b"][1] == "COMPILE" and row["c"][1] == "WRONG" and row["d"][1] == "SKIP"
+    assert out[-1] == "1/4 cases correct"
+
+
+def _env():
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return env
+
+
+def test_modules_import_without_gpu_libraries():
+    code = ("import sys, tileroof; before = set(sys.modules); "
+            "import tileroof.gpu.measure, tileroof.gpu.calibrate, tileroof.gpu.worker, "
+            "tileroof.gpu.profiling, tileroof.gpu.timing, tileroof.gpu.microbench; "
+            "bad = [m for m in ('torch', 'triton', 'cupy', 'tilelang') if m in sys.modules and m not in before]; "
+            "assert not bad, bad")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_env())
+    assert r.returncode == 0, r.stderr
+
+
+def test_cli_help_runs_without_gpu():
+    for mod in ("tileroof.gpu.measure", "tileroof.gpu.calibrate"):
+        r = subprocess.run([sys.executable, "-m", mod, "--help"], capture_output=True, text=True, env=_env())
+        assert r.returncode == 0 and "--out" in r.stdout, r.stderr
+    r = subprocess.run([sys.executable, "-m", "tileroof.gpu.calibrate", "--out", "/tmp/x", "--list"],
+                       capture_output=True, text=True, env=_env())
+    assert "dram_bandwidth_gbps" in r.stdout and "sm_clock_mhz" in r.stdout
+
+
+def test_version():
+    assert tileroof_version()
