@@ -1,9 +1,16 @@
-"""Counts + device -> time: a hierarchical roofline with occupancy, waves and launch cost.
+"""Counts + device -> time: a hierarchical roofline with occupancy, waves, pipelining and launch cost.
 
-Each resource (tensor cores per dtype, CUDA cores, SFU, shared memory, L2, DRAM) gets the time its
-work needs at its peak; the kernel body runs at the slowest of them (they overlap in a pipelined
-kernel), stretched by wave quantisation and load imbalance across SMs, plus pipeline fill and the
-launch overhead.  The bound is the resource with the largest time.  Pure functions, no I/O.
+Two levels:
+1. Kernel roofline: each resource (tensor cores per dtype, CUDA cores, SFU, shared memory, L2,
+   DRAM) gets the time its whole work needs at its peak.
+2. Block pipeline (kernels with a T.Pipelined main loop): a block runs its loop as
+   prologue + iterations × steady state + epilogue, where one iteration costs the slowest of
+   its compute (tensor, then CUDA-core and SFU work of the same warps), its global→shared traffic
+   at the SM's share of L2 bandwidth, and the load latency divided by the stages in flight, plus a
+   fixed synchronisation cost per iteration.  Blocks are list-scheduled, in launch order, onto the
+   resident slots (occupancy × SMs): waves, tails and causal imbalance come out of that schedule.
+The estimate is the larger of the two levels plus the launch overhead; the bound names the
+resource that set it.  Pure functions, no I/O.
 """
 from __future__ import annotations
 
@@ -13,12 +20,16 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import memory
-from .counts import CUDA, SFU, TENSOR, Counts
+from .counts import CUDA, SFU, TENSOR, Counts, normalize_dtype
 from .devices import Device
-from .trace import KernelTrace
+from .trace import GLOBAL, SHARED, KernelTrace, dtype_bytes
 
 # registers a thread needs besides its share of the fragments (addresses, loop state, pipeline)
 BASE_REGS_PER_THREAD = 32
+# TileLang on Hopper (wgmma targets) warp-specialises pipelined loops that copy global -> shared:
+# it adds one producer warpgroup (128 threads) and raises the register budget to fill the SM
+# (seen in Nsight Compute on the H200: 128 -> 256 launched threads, 240 registers, 1 block/SM).
+PRODUCER_THREADS = 128
 
 
 @dataclass
@@ -27,7 +38,9 @@ class Occupancy:
     limiter: str
     regs_per_thread: int
     smem_per_block: int
-    threads_per_block: int
+    threads_per_block: int           # launched (producer warpgroup included)
+    warp_specialized: bool = False
+    consumer_warpgroups: int = 1
 
     def as_dict(self):
         return self.__dict__.copy()
@@ -37,7 +50,7 @@ class Occupancy:
 class Timing:
     time_s: float
     bound: str
-    resource_s: dict            # resource -> seconds at peak
+    resource_s: dict            # resource -> seconds at peak (whole kernel)
     utilisation: dict           # resource -> fraction of its peak used over the kernel's time
     waves: float
     slots: int
@@ -46,29 +59,41 @@ class Timing:
     fill_s: float
     occupancy: Occupancy
     memory: memory.MemoryEstimate
+    pipeline: dict = field(default_factory=dict)
     assumptions: list = field(default_factory=list)
+
+
+def _pipelined_g2s(trace: KernelTrace) -> bool:
+    return any(op.pipeline and op.kind == "copy" and op.attrs.get("src_scope") == GLOBAL
+               and op.attrs.get("dst_scope") == SHARED for op in trace.ops)
 
 
 def occupancy(trace: KernelTrace, dev: Device) -> Occupancy:
     threads = max(trace.threads_per_block, 1)
+    ws = dev.tensor_instruction == "wgmma" and _pipelined_g2s(trace)
     smem = trace.shared_bytes_per_block()
-    regs = min(BASE_REGS_PER_THREAD + int(np.ceil(trace.fragment_bytes_per_block() / 4 / threads)),
-               dev.max_regs_per_thread)
-    regs = int(np.ceil(regs / 8) * 8)           # registers are allocated in units of 8 per thread
+    if ws:
+        launched = threads + PRODUCER_THREADS
+        regs = min(dev.max_regs_per_thread, int(dev.regs_per_sm // launched) // 8 * 8)
+    else:
+        launched = threads
+        regs = min(BASE_REGS_PER_THREAD + int(np.ceil(trace.fragment_bytes_per_block() / 4 / threads)),
+                   dev.max_regs_per_thread)
+        regs = int(np.ceil(regs / 8) * 8)       # registers are allocated in units of 8 per thread
     limits = {"blocks": dev.max_blocks_per_sm,
-              "threads": dev.max_threads_per_sm // threads if threads else dev.max_blocks_per_sm}
+              "threads": dev.max_threads_per_sm // launched if launched else dev.max_blocks_per_sm}
     if smem:
         reserved = 1024                          # per-block shared memory the runtime reserves (cc >= 8.0)
         limits["shared memory"] = int(dev.smem_per_sm // (smem + reserved)) if dev.smem_per_sm else 1
     if regs and dev.regs_per_sm:
-        limits["registers"] = int(dev.regs_per_sm // (regs * threads))
+        limits["registers"] = int(dev.regs_per_sm // (regs * launched))
     limiter = min(limits, key=limits.get)
-    return Occupancy(max(limits[limiter], 1), limiter, regs, smem, threads)
+    return Occupancy(max(limits[limiter], 1), limiter, regs, smem, launched, ws, max(threads // 128, 1))
 
 
-def _makespan(per_block: np.ndarray, order: np.ndarray, slots: int) -> float:
-    """Greedy list scheduling of blocks (in launch order) onto `slots`: makespan in block-work units."""
-    work = per_block[order]
+def _schedule(block_times: np.ndarray, order: np.ndarray, slots: int) -> float:
+    """Greedy list scheduling of blocks (in launch order) onto `slots`: the makespan."""
+    work = block_times[order]
     if work.size == 0:
         return 0.0
     if np.all(work == work[0]):
@@ -82,12 +107,75 @@ def _makespan(per_block: np.ndarray, order: np.ndarray, slots: int) -> float:
     return max(heap)
 
 
+def _op_time_per_sm(op_counts, dev: Device) -> tuple[float, float]:
+    """(tensor seconds, CUDA-core + SFU seconds) of one op's whole work at one SM's share of peak."""
+    tc = other = 0.0
+    for (unit, dtype), n in op_counts.flops.items():
+        if unit == TENSOR:
+            rate = dev.tensor_rate(dtype)
+            tc += n / rate if rate else 0.0
+        elif unit == CUDA:
+            rate = dev.cuda_rate(dtype)
+            other += n / rate if rate else 0.0
+        elif unit == SFU:
+            other += n / dev.sfu_rate if dev.sfu_rate else 0.0
+    return tc * dev.sm_count, other * dev.sm_count
+
+
+def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy):
+    """Per-block times for a kernel whose main loop is T.Pipelined, or None."""
+    loop_ops = [(rec, oc) for rec, oc in zip(trace.ops, counts.ops) if rec.pipeline]
+    if not loop_ops:
+        return None
+    # the loop's trip count per block: executions per block of its first global->shared copy
+    copies = [rec for rec, _ in loop_ops if rec.kind == "copy" and rec.attrs.get("src_scope") == GLOBAL]
+    driver = copies[0] if copies else loop_ops[0][0]
+    iters = driver.per_block.astype(np.float64)
+    total_iters = float(iters.sum())
+    if total_iters <= 0:
+        return None
+    c = dev.fitted
+    wg_eff = c.get("tensor_efficiency_one_warpgroup", 1.0) if occ.consumer_warpgroups < 2 else 1.0
+    tc = other = g2s = 0.0
+    for rec, oc in loop_ops:
+        t, o = _op_time_per_sm(oc, dev)
+        tc += t
+        other += o
+        g2s += oc.bytes.get((GLOBAL, "read"), 0)
+    stages = max(op.pipeline_stages for op, _ in loop_ops)
+    per_sm_l2 = dev.l2_bw / dev.sm_count if dev.l2_bw else 0.0
+    latency = c.get("load_latency_s", 0.0)
+    t_compute = (tc / wg_eff + other) / total_iters
+    t_l2 = (g2s / total_iters) / per_sm_l2 if per_sm_l2 else 0.0
+    t_latency = latency / max(stages - 1, 1) if stages > 1 else latency + t_compute
+    t_iter = max(t_compute, t_l2, t_latency) + c.get("iteration_overhead_s", 0.0)
+    # work outside the loop (accumulator clear, epilogue stores) at one SM's share of the rates
+    rest_tc = rest_other = rest_bytes = 0.0
+    for rec, oc in zip(trace.ops, counts.ops):
+        if rec.pipeline:
+            continue
+        t, o = _op_time_per_sm(oc, dev)
+        rest_tc += t
+        rest_other += o
+        rest_bytes += oc.bytes.get((GLOBAL, "write"), 0) + oc.bytes.get((GLOBAL, "read"), 0) \
+            + oc.bytes.get((GLOBAL, "atomic"), 0)
+    nblocks = max(trace.num_blocks, 1)
+    t_rest = (rest_tc + rest_other) / nblocks + ((rest_bytes / nblocks) / per_sm_l2 if per_sm_l2 else 0.0)
+    block_times = iters * t_iter + latency + t_rest
+    terms = {"compute": t_compute, "l2": t_l2, "latency": t_latency}
+    return block_times, {"iteration_s": t_iter, "stages": stages, "iteration_bound": max(terms, key=terms.get),
+                         "terms_s": terms, "tensor_efficiency": wg_eff, "prologue_epilogue_s": latency + t_rest}
+
+
 def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
     occ = occupancy(trace, dev)
     slots = occ.blocks_per_sm * dev.sm_count
     nblocks = max(trace.num_blocks, 1)
     mem = memory.estimate(trace, slots, dev.l2_bytes, dev.l2_partitions)
     assumptions = list(mem.assumptions)
+    if occ.warp_specialized:
+        assumptions.append(f"warp-specialised on {dev.arch}: {PRODUCER_THREADS} producer threads added, "
+                           f"{occ.regs_per_thread} registers per thread")
 
     res: dict[str, float] = {}
     for (unit, dtype), n in counts.flops.items():
@@ -106,7 +194,7 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
             continue
         res[key] = res.get(key, 0.0) + n / rate
     shared = counts.level_bytes("shared")
-    if shared and dev.shared_bw:
+    if shared and dev.shared_bw and not occ.warp_specialized:
         res["shared"] = shared / dev.shared_bw
     if dev.l2_bw:
         res["l2"] = (mem.l2_read + mem.l2_write) / dev.l2_bw
@@ -115,23 +203,33 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
     if dev.dram_bw:
         res["dram"] = mem.dram_bytes / dev.dram_bw
 
-    # wave quantisation and imbalance: work per block in launch order onto the resident slots;
-    # compute resources are per-SM, so their time stretches by makespan / balanced time
-    per_block = np.zeros(nblocks)
-    for rec in trace.ops:
-        if rec.kind in ("gemm", "gemm_sp", "elementwise", "reduce"):
-            per_block += rec.per_block * max(sum(rec.ops_per_exec.values()), 1)
-    if not per_block.any():
-        for rec in trace.ops:
-            per_block += rec.per_block
     order = memory.launch_order(trace)
-    balanced = per_block.sum() / min(slots, nblocks) if per_block.sum() else 0.0
-    imbalance = _makespan(per_block, order, slots) / balanced if balanced else 1.0
-    body = {k: (v * imbalance if not k in ("dram", "l2") else v) for k, v in res.items()}
-    bound = max(body, key=body.get) if body else "launch"
-    t_body = body.get(bound, 0.0)
+    pipe = block_pipeline(trace, counts, dev, occ)
+    if pipe is not None:
+        block_times, pipe_info = pipe
+        makespan = _schedule(block_times, order, slots)
+        balanced = block_times.sum() / min(slots, nblocks)
+        imbalance = makespan / balanced if balanced else 1.0
+        res_body = dict(res)
+        res_body["pipeline"] = makespan
+    else:
+        pipe_info = {}
+        # compute resources are per SM: their time stretches by the schedule's makespan over the
+        # balanced time (wave quantisation, uneven blocks)
+        per_block = np.zeros(nblocks)
+        for rec in trace.ops:
+            per_block += rec.per_block * max(sum(rec.ops_per_exec.values()), 1)
+        balanced = per_block.sum() / min(slots, nblocks) if per_block.sum() else 0.0
+        imbalance = _schedule(per_block, order, slots) / balanced if balanced else 1.0
+        res_body = {k: (v if k in ("dram", "l2") else v * imbalance) for k, v in res.items()}
+    bound = max(res_body, key=res_body.get) if res_body else "launch"
+    if bound == "pipeline":
+        bound = f"pipeline ({pipe_info['iteration_bound']})"
+        t_body = res_body["pipeline"]
+    else:
+        t_body = res_body.get(bound, 0.0)
     launch = dev.launch_s
-    waves = nblocks / slots
     time_s = t_body + launch
     util = {k: (v / time_s if time_s else 0.0) for k, v in res.items()}
-    return Timing(time_s, bound, res, util, waves, slots, imbalance, launch, 0.0, occ, mem, assumptions)
+    return Timing(time_s, bound, res, util, nblocks / slots, slots, imbalance, launch,
+                  pipe_info.get("prologue_epilogue_s", 0.0), occ, mem, pipe_info, assumptions)

@@ -84,6 +84,7 @@ class OpRecord:
     ops_per_exec: dict = field(default_factory=dict)
     pipeline_stages: int = 0           # num_stages of the enclosing T.Pipelined loop (0: not pipelined)
     loop_trip: int = 1                 # iterations of the innermost enclosing sequential loop per block (max)
+    pipeline: int = 0                  # id of the enclosing T.Pipelined loop (0: none)
     flags: frozenset = frozenset()     # "bounded" (upper bound), "assumed" (used --assume values)
 
 

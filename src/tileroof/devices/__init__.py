@@ -37,7 +37,6 @@ _SPECS = {
     "shared_mem_bandwidth_gbps": ("smem_bw", 1e9),
     "sfu_ops_per_clk_per_sm": ("sfu_per_clk", 1),
     "launch_overhead_us": ("launch_s", 1e-6),
-    "sm_clock_mhz": ("clock_hz", 1e6),
 }
 _TENSOR = {"tensor_tflops_fp16": "fp16", "tensor_tflops_bf16": "bf16", "tensor_tflops_fp8": "fp8",
            "tensor_tflops_tf32": "tf32", "tensor_tops_int8": "int8", "tensor_tflops_fp4": "fp4"}
@@ -74,6 +73,7 @@ class Device:
     launch_s: float = 0.0
     sources: dict = field(default_factory=dict)       # field -> citation
     calibrated: dict = field(default_factory=dict)    # field -> {"value", "method", ...} from a profile
+    fitted: dict = field(default_factory=dict)        # time-model constants fitted on recorded kernels
     origin: str = "catalog"
 
     # ---- derived rates -------------------------------------------------------------------------
@@ -158,8 +158,9 @@ def apply_profile(dev: Device, profile: dict, origin: str) -> Device:
     for k in list(sources):
         if k not in dev.sources or sources[k] != dev.sources.get(k):
             sources[k] = f"{where}: {sources[k]}"
+    fitted = {k: _value(v) for k, v in profile.get("fitted", {}).items() if isinstance(v, dict) or isinstance(v, (int, float))}
     return replace(dev, sources=sources, calibrated={k: _value(v) for k, v in measured.items()},
-                   origin=f"{dev.origin}+{origin}", **fields)
+                   fitted=fitted, origin=f"{dev.origin}+{origin}", **fields)
 
 
 def catalog_dir() -> Path:

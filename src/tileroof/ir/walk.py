@@ -88,6 +88,8 @@ class Walker:
         self.loops: dict[int, LoopAxis] = {}
         self.stages = 0
         self.loop_trip = 1
+        self.pipeline = 0
+        self._pipelines = 0
         self.seq_loop: LoopAxis | None = None
         self.swizzle = (0, "row")
         self.footprint_parts: dict = defaultdict(list)
@@ -258,18 +260,20 @@ class Walker:
         loop = LoopAxis(s.loop_var.name, axis, start, extent, replicated=tag.startswith("threadIdx."))
         self.loops[axis] = loop
         self.env[s.loop_var] = loop
-        saved = (self.stages, self.loop_trip, self.seq_loop)
+        saved = (self.stages, self.loop_trip, self.seq_loop, self.pipeline)
         if s.kind == tirx.ForKind.SERIAL and tb is None:
             stages = s.annotations.get("num_stages") if s.annotations else None
             if stages is not None:
                 self.stages = int(stages)
+                self._pipelines += 1
+                self.pipeline = self._pipelines
             self.loop_trip = loop.max_extent
             self.seq_loop = loop
         inner = m if loop.replicated else _weight(m, extent, self.loops)
         if loop.replicated:
             inner = _weight(m, extent, {})
         self.visit(s.body, inner)
-        self.stages, self.loop_trip, self.seq_loop = saved
+        self.stages, self.loop_trip, self.seq_loop, self.pipeline = saved
         del self.loops[axis]
         del self.env[s.loop_var]
 
@@ -379,7 +383,7 @@ class Walker:
         self.ops.append(OpRecord(
             kind="elementwise", label=f"{s.buffer.name}[...] = ...", executions=n, per_block=per_block,
             operands=tuple(operands), ops_per_exec=dict(arith.ops), pipeline_stages=self.stages,
-            loop_trip=self.loop_trip))
+            loop_trip=self.loop_trip, pipeline=self.pipeline))
 
     # ---- helpers for tile ops -----------------------------------------------------------------
     def region(self, arg):
@@ -532,7 +536,7 @@ class Walker:
         self.ops.append(OpRecord(
             kind=kind, label=label, executions=int(per_block.sum()), per_block=per_block,
             operands=tuple(operands), attrs=attrs or {}, ops_per_exec=ops_per_exec or {},
-            pipeline_stages=self.stages, loop_trip=self.loop_trip))
+            pipeline_stages=self.stages, loop_trip=self.loop_trip, pipeline=self.pipeline))
 
     def mark_pipelined(self, info: BufferInfo) -> None:
         """A shared buffer filled inside a T.Pipelined loop is kept in `stages` copies."""

@@ -1,0 +1,199 @@
+"""Score the model against recorded GPU measurements (CPU only).
+
+    tileroof score [--results DIR] [--check]
+
+For every recorded case that compiled, passed its correctness check and was timed: predicted vs
+measured time and DRAM bytes (Nsight Compute), FLOPs vs the counter-derived FLOPs; then the
+summary (median / p90 |relative error|) for the fit split and the held-out split, and per sweep
+Kendall τ, top-1 regret and whether keeping the predicted top 5 % loses a near-best config.
+With --check, exits 1 when a figure is worse than the accepted one in benchmarks/accepted.json.
+"""
+from __future__ import annotations
+
+import glob
+import json
+import math
+import statistics
+import zlib
+from pathlib import Path
+
+from .errors import TileroofError
+
+REPO = Path(__file__).resolve().parents[2]
+DEFAULT_RESULTS = REPO / "benchmarks" / "results" / "h200"
+ACCEPTED = REPO / "benchmarks" / "accepted.json"
+# sweeps the model's constants were fitted on; everything else is held out
+FIT_SWEEPS = ("gemm_8192",)
+
+
+def split_of(name: str, sweep: str | None) -> str:
+    """Deterministic fit / held-out split: the fit sweeps, plus a third of the other kernels."""
+    if sweep is not None:
+        return "fit" if sweep in FIT_SWEEPS else "holdout"
+    return "fit" if zlib.crc32(name.encode()) % 3 == 0 else "holdout"
+
+
+def load_records(results: Path) -> dict:
+    """Newest record per case across the measure-*.json files in `results`."""
+    files = sorted(glob.glob(str(results / "measure-*.json")))
+    if not files:
+        raise TileroofError(f"no measure-*.json under {results}")
+    cases = {}
+    for f in files:
+        with open(f) as fh:
+            data = json.load(fh)
+        for name, c in data["cases"].items():
+            c = dict(c)
+            c["_file"] = Path(f).name
+            c["_gpu"] = (data.get("provenance") or {}).get("gpu")
+            cases[name] = c
+    return cases
+
+
+def counter_flops(ncu: dict) -> float | None:
+    """FLOPs from Nsight Compute: tensor-pipe ops plus FP32/FP16/FP64 thread instructions (FMA = 2)."""
+    if not isinstance(ncu, dict):
+        return None
+    tensor = sum(v for k, v in ncu.items() if k.startswith("sm__ops_path_tensor") and k.endswith(".sum")
+                 and isinstance(v, (int, float)))
+    cuda = 0.0
+    for op, w in (("fadd", 1), ("fmul", 1), ("ffma", 2), ("hadd", 1), ("hmul", 1), ("hfma", 2),
+                  ("dadd", 1), ("dmul", 1), ("dfma", 2)):
+        v = ncu.get(f"smsp__sass_thread_inst_executed_op_{op}_pred_on.sum")
+        if isinstance(v, (int, float)):
+            cuda += w * v
+    return tensor + cuda
+
+
+def kendall_tau(xs, ys) -> float:
+    n = len(xs)
+    conc = disc = 0
+    for i in range(n):
+        for j in range(i + 1, n):
+            s = (xs[i] - xs[j]) * (ys[i] - ys[j])
+            if s > 0:
+                conc += 1
+            elif s < 0:
+                disc += 1
+    tot = conc + disc
+    return (conc - disc) / tot if tot else 1.0
+
+
+def _pct(values, q):
+    if not values:
+        return float("nan")
+    v = sorted(values)
+    k = (len(v) - 1) * q
+    lo, hi = math.floor(k), math.ceil(k)
+    return v[lo] + (v[hi] - v[lo]) * (k - lo)
+
+
+def evaluate(results: Path | None = None, device: str = "h200") -> dict:
+    import tileroof
+    from . import devices
+    from .corpus import CASES
+
+    dev = devices.load(device)
+    records = load_records(results or DEFAULT_RESULTS)
+    rows = []
+    for name, rec in records.items():
+        t = rec.get("time") or {}
+        ok = (rec.get("correct") or {}).get("ok") and t.get("median_s")
+        if not ok or name not in CASES:
+            continue
+        case = CASES[name]
+        r = tileroof.analyze(case.kernel, device=dev, **(rec.get("params") or case.params))
+        ncu = rec.get("ncu") if isinstance(rec.get("ncu"), dict) else {}
+        dram = None
+        if "dram__bytes_read.sum" in ncu:
+            dram = ncu["dram__bytes_read.sum"] + ncu.get("dram__bytes_write.sum", 0)
+        rows.append({
+            "case": name, "sweep": rec.get("sweep"), "split": split_of(name, rec.get("sweep")),
+            "measured_s": t["median_s"], "predicted_s": r.estimated_time,
+            "measured_dram": dram, "predicted_dram": r.dram_bytes,
+            "counter_flops": counter_flops(ncu), "flops": r.total_flops, "bound": r.bound,
+        })
+    for row in rows:
+        row["time_err"] = row["predicted_s"] / row["measured_s"] - 1
+        row["dram_err"] = (row["predicted_dram"] / row["measured_dram"] - 1) if row["measured_dram"] else None
+        cf = row["counter_flops"]
+        row["flops_err"] = (row["flops"] / cf - 1) if cf else None
+    summary = {}
+    for split in ("fit", "holdout", "all"):
+        sel = [r for r in rows if split == "all" or r["split"] == split]
+        te = [abs(r["time_err"]) for r in sel]
+        de = [abs(r["dram_err"]) for r in sel if r["dram_err"] is not None]
+        summary[split] = {"n": len(sel), "time_median": _pct(te, 0.5), "time_p90": _pct(te, 0.9),
+                          "dram_median": _pct(de, 0.5), "dram_p90": _pct(de, 0.9),
+                          "dram_worst": max(de) if de else float("nan")}
+    sweeps = {}
+    for sw in sorted({r["sweep"] for r in rows if r["sweep"]}):
+        sel = [r for r in rows if r["sweep"] == sw]
+        meas = [r["measured_s"] for r in sel]
+        pred = [r["predicted_s"] for r in sel]
+        best = min(meas)
+        pick = sel[pred.index(min(pred))]
+        keep = max(1, math.ceil(0.05 * len(sel)))
+        kept = sorted(sel, key=lambda r: r["predicted_s"])[:keep]
+        near_best = [r for r in sel if r["measured_s"] <= 1.05 * best]
+        sweeps[sw] = {"n": len(sel), "split": sel[0]["split"], "kendall_tau": kendall_tau(pred, meas),
+                      "top1_regret": pick["measured_s"] / best - 1,
+                      "top5pct_keeps_near_best": any(r in kept for r in near_best)}
+    return {"device": dev.name, "rows": rows, "summary": summary, "sweeps": sweeps}
+
+
+def _print(report: dict) -> None:
+    print(f"{'case':48s} {'split':7s} {'meas µs':>9s} {'pred µs':>9s} {'err':>7s}  {'DRAM MB':>8s} {'pred MB':>8s} "
+          f"{'err':>7s}  {'FLOPs err':>9s}  bound")
+    for r in sorted(report["rows"], key=lambda r: (r["sweep"] or "", r["case"])):
+        de = f"{r['dram_err']:+7.1%}" if r["dram_err"] is not None else "      -"
+        fe = f"{r['flops_err']:+9.2%}" if r["flops_err"] is not None else "        -"
+        md = f"{r['measured_dram'] / 1e6:8.1f}" if r["measured_dram"] else "       -"
+        print(f"{r['case'][:48]:48s} {r['split']:7s} {r['measured_s'] * 1e6:9.1f} {r['predicted_s'] * 1e6:9.1f} "
+              f"{r['time_err']:+7.1%}  {md} {r['predicted_dram'] / 1e6:8.1f} {de}  {fe}  {r['bound']}")
+    print()
+    for split, s in report["summary"].items():
+        print(f"{split:8s} n={s['n']:3d}  time |err| median {s['time_median']:.1%} p90 {s['time_p90']:.1%}   "
+              f"DRAM |err| median {s['dram_median']:.1%} p90 {s['dram_p90']:.1%} worst {s['dram_worst']:.1%}")
+    for sw, s in report["sweeps"].items():
+        print(f"sweep {sw:12s} ({s['split']}, n={s['n']}): Kendall tau {s['kendall_tau']:.2f}, top-1 regret "
+              f"{s['top1_regret']:.1%}, top-5% keeps a near-best config: {s['top5pct_keeps_near_best']}")
+
+
+def figures(report: dict) -> dict:
+    """The numbers the accepted file pins (worse is a regression)."""
+    out = {}
+    for split, s in report["summary"].items():
+        for k in ("time_median", "time_p90", "dram_median", "dram_p90", "dram_worst"):
+            out[f"{split}.{k}"] = s[k]
+    for sw, s in report["sweeps"].items():
+        out[f"sweep.{sw}.kendall_tau"] = s["kendall_tau"]
+        out[f"sweep.{sw}.top1_regret"] = s["top1_regret"]
+    return out
+
+
+def check(report: dict, accepted_path: Path = ACCEPTED) -> list[str]:
+    with open(accepted_path) as f:
+        accepted = json.load(f)["figures"]
+    got = figures(report)
+    failures = []
+    for key, limit in accepted.items():
+        if key not in got:
+            failures.append(f"{key}: not computed")
+            continue
+        v = got[key]
+        worse = v < limit - 1e-9 if key.endswith("kendall_tau") else v > limit + 1e-9
+        if worse:
+            failures.append(f"{key}: {v:.4f} is worse than the accepted {limit:.4f}")
+    return failures
+
+
+def main(results=None, do_check=False) -> int:
+    report = evaluate(Path(results) if results else None)
+    _print(report)
+    if do_check:
+        failures = check(report)
+        for f in failures:
+            print(f"REGRESSION {f}")
+        return 1 if failures else 0
+    return 0
