@@ -17,7 +17,6 @@ import argparse
 import datetime as dt
 import itertools
 import math
-import re
 import statistics
 import sys
 from dataclasses import replace
@@ -76,7 +75,7 @@ def main(argv=None) -> int:
     if a.write:
         prof = devices.profiles_dir() / f"{a.device}.toml"
         text = prof.read_text()
-        text = re.sub(r"\n\[fitted\.[^\]]+\][^\[]*", "\n", text).rstrip() + "\n"
+        text = text.split("\n[fitted.")[0].rstrip() + "\n"      # [fitted.*] tables are written last
         stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         names = ", ".join(n for n, *_ in cases)
         for k, v in fitted.items():

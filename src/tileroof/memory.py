@@ -103,7 +103,9 @@ def estimate(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: int
     # wave of each block in launch order
     wave_of = np.empty(nblocks, dtype=np.int64)
     wave_of[order] = np.arange(nblocks) // slots
-    capacity = l2_bytes / max(l2_partitions, 1) if l2_bytes else 0.0
+    # the whole L2 holds data for every SM (measured on the H200: a 4096³ fp8 GEMM whose 32 MB of
+    # inputs exceed one 30 MB partition still reads them from DRAM only once)
+    capacity = float(l2_bytes or 0.0)
 
     reads, writes = [], []
     total_issued_read = 0
@@ -173,5 +175,5 @@ def estimate(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: int
     l2_write = sum(n for _, n in writes)
     return MemoryEstimate(int(round(dram_read)), int(round(dram_write)), int(total_issued_read), int(l2_write),
                           per_operand,
-                          [f"{slots} blocks resident at once, {waves} waves; L2 capacity per partition "
+                          [f"{slots} blocks resident at once, {waves} waves; L2 capacity "
                            f"{capacity / 1e6:.1f} MB"])

@@ -145,10 +145,17 @@ def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupan
     stages = max(op.pipeline_stages for op, _ in loop_ops)
     per_sm_l2 = dev.l2_bw / dev.sm_count if dev.l2_bw else 0.0
     latency = c.get("load_latency_s", 0.0)
-    t_compute = (tc / wg_eff + other) / total_iters
+    t_compute = (tc / wg_eff + other) / total_iters + c.get("iteration_overhead_s", 0.0)
     t_l2 = (g2s / total_iters) / per_sm_l2 if per_sm_l2 else 0.0
-    t_latency = latency / max(stages - 1, 1) if stages > 1 else latency + t_compute
-    t_iter = max(t_compute, t_l2, t_latency) + c.get("iteration_overhead_s", 0.0)
+    if stages > 1:
+        t_latency = latency / (stages - 1)
+    else:
+        # one buffer per operand: the next tile of an operand loads once its consumer is done, so
+        # only the compute of the loop's later consumers hides it (flash attention: K then V)
+        groups = max(sum(1 for rec, _ in loop_ops if rec.kind in ("gemm", "gemm_sp")
+                         and any(o.scope == SHARED for o in rec.operands)), 1)
+        t_latency = latency + t_compute / groups
+    t_iter = max(t_compute, t_l2, t_latency)
     # work outside the loop (accumulator clear, epilogue stores) at one SM's share of the rates
     rest_tc = rest_other = rest_bytes = 0.0
     for rec, oc in zip(trace.ops, counts.ops):

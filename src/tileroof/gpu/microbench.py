@@ -16,6 +16,11 @@ class Ctx:
     l2_bytes: int
     runs: int = 30
     notes: list = field(default_factory=list)
+    # matmul benchmarks: seconds of back-to-back matmuls before timing (the SM clock settles at the
+    # power limit only after ~0.1-1 s of sustained load), then chunks x chunk_runs timed runs
+    mm_warm_s: float = 1.5
+    mm_chunks: int = 5
+    mm_chunk_runs: int = 40
 
 
 def events(fn, runs: int, warmup: int = 3, before=None) -> dict:
@@ -74,10 +79,11 @@ def dram_read(ctx: Ctx, gib: float = 2.0) -> dict:
     import torch
     n = int(gib * (1 << 30)) // 4
     src = torch.rand(n, device="cuda")
-    out = torch.empty((), device="cuda")
-    st = events(lambda: torch.sum(src, out=out), ctx.runs)
+    # torch.sum has no out= for a full reduction; the 4-byte result comes from the caching allocator
+    st = events(lambda: torch.sum(src, dtype=torch.float32), ctx.runs)
     return {"value": n * 4 / st["median_s"] / 1e9, "unit": "GB/s", "stats": st,
-            "method": f"torch.sum of {gib:g} GiB fp32 (random), bytes read / median time, {st['n']} runs"}
+            "method": f"torch.sum (full reduction) of {gib:g} GiB fp32 (random), bytes read / median time, "
+                      f"{st['n']} runs, cuda events"}
 
 
 def _read_chunks(ws_bytes: int, ctx: Ctx, iters: int | None, block: int = 4096, per_sm: int = 8):
@@ -168,6 +174,40 @@ extern "C" __global__ void sfu_ex2(float* out, int iters) {
 }
 
 extern "C" __global__ void noop() {}
+
+// global reductions (RED: the old value is not returned, as in a histogram or a tile atomic_add)
+__device__ __forceinline__ void red_add(int* p, int v) {
+    asm volatile("red.global.add.s32 [%0], %1;" :: "l"(p), "r"(v) : "memory");
+}
+
+// every thread: `iters` atomics onto table[0 .. 2^(32-shift)), entry = top bits of a per-thread LCG
+// (pseudo-random, like a histogram of random values; a warp's 32 lanes touch ~30 of the 128-B lines)
+extern "C" __global__ void atomic_table(int* table, int iters, unsigned shift) {
+    unsigned x = (blockIdx.x * blockDim.x + threadIdx.x) * 2654435761u + 0x9E3779B9u;
+    #pragma unroll 4
+    for (int i = 0; i < iters; ++i) {
+        x = x * 1664525u + 1013904223u;
+        red_add(table + (x >> shift), 1);
+    }
+}
+
+// thread t owns entries t, t + T, t + 2T, ... (T = all threads; per_thread of them), so no two
+// threads share an address and a warp's 32 lanes hit one 128-B line; `sweeps` passes over them
+extern "C" __global__ void atomic_distinct(int* table, int per_thread, int sweeps) {
+    const long long nthr = (long long)gridDim.x * blockDim.x;
+    int* p = table + (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    for (int s = 0; s < sweeps; ++s) {
+        #pragma unroll 4
+        for (int k = 0; k < per_thread; ++k) red_add(p + k * nthr, 1);
+    }
+}
+
+// keeps the GPU busy for `ns` nanoseconds (globaltimer), so launches queue up behind it
+extern "C" __global__ void spin_ns(unsigned long long ns) {
+    unsigned long long t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    do { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); } while (t - t0 < ns);
+}
 """
 
 _module = None
@@ -252,43 +292,189 @@ def sfu_throughput(ctx: Ctx, iters: int = 1024) -> dict:
                       "results / median time / (SMs x SM clock read by nvidia-smi under the same load)"}
 
 
-def launch_overhead(ctx: Ctx) -> dict:
+def _cpu_back_to_back_us(f, launches: int = 200, batches: int = 5) -> float:
+    """Median over `batches` of (events around `launches` launches enqueued back to back) / launches.
+    The GPU finishes each empty kernel before the CPU issues the next, so this is the CPU's launch
+    cost (Python + driver), and it moves with the host's CPU clock."""
+    import torch
+    f()
+    torch.cuda.synchronize()
+    per = []
+    for _ in range(batches):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        for _ in range(launches):
+            f()
+        e.record()
+        torch.cuda.synchronize()
+        per.append(s.elapsed_time(e) * 1e3 / launches)
+    return median(per)
+
+
+def launch_overhead(ctx: Ctx, graph_launches: int = 1000, graph_replays: int = 20,
+                    queued_launches: int = 256, queued_batches: int = 5) -> dict:
+    """Per-launch cost of an empty kernel.  Value: CUDA-graph replay of `graph_launches` empty Triton
+    launches, replay time / launches, median of `graph_replays` replays (GPU-side, no CPU in the loop;
+    stable between repeats).  Also: launches queued behind a spin kernel (the GPU front end working
+    through a full queue: GPU-side back-to-back), CPU-bound back-to-back launches, and one launch
+    behind a 256 MiB flush (what measure's per-run event timing floors at)."""
+    import cupy
+    import numpy as np
     import torch
     from .tkernels import noop
     from .timing import flush_buffer
     x = torch.empty(1, device="cuda")
     tri = lambda: noop[(1,)](x)  # noqa: E731
-    buf = flush_buffer()
-    after_busy = events(tri, 200, before=buf.zero_)       # what measure's event timing floors at
-    cup = _cupy_launch("noop", 1, 32, ())
-    res = {}
-    for name, f in (("triton", tri), ("cupy", cup)):
-        f()
-        torch.cuda.synchronize()
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        for _ in range(1000):
-            f()
-        e.record()
-        torch.cuda.synchronize()
-        res[f"{name}_back_to_back_us"] = s.elapsed_time(e) * 1e3 / 1000
+    tri()
+    torch.cuda.synchronize()
+    res: dict = {}
+    errors = []
+
+    # 1. CUDA-graph replay (the value)
+    graph = None
     try:
         g = torch.cuda.CUDAGraph()
         side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(side):
             tri()
+        torch.cuda.current_stream().wait_stream(side)
         torch.cuda.synchronize()
         with torch.cuda.graph(g):
-            for _ in range(1000):
+            for _ in range(graph_launches):
                 tri()
-        st = events(g.replay, 10)
-        res["graph_per_launch_us"] = st["median_s"] * 1e6 / 1000
+        st = events(g.replay, graph_replays, warmup=3)
+        graph = {k: (v * 1e6 / graph_launches if isinstance(v, float) and k.endswith("_s") else v)
+                 for k, v in st.items()}
+        res["graph_per_launch_us"] = graph["median_s"]
+        del g
     except Exception as ex:  # noqa: BLE001
-        res["graph_error"] = f"{type(ex).__name__}: {ex}"
-    return {"value": after_busy["median_s"] * 1e6, "unit": "us", "stats": after_busy, **res,
-            "method": "empty Triton kernel, cuda events around one launch enqueued behind a 256 MiB zero_ "
-                      "(the GPU is busy while the CPU launches, as in measure's timing), median of 200; "
-                      "also back-to-back launches / 1000 and CUDA-graph replay / 1000"}
+        errors.append(f"graph: {type(ex).__name__}: {ex}")
+
+    # 2. GPU-side back to back: enqueue the launches while a spin kernel holds the GPU, so the
+    #    events see the front end process a full queue (no CPU gaps)
+    try:
+        spin = _cupy_launch("spin_ns", 1, 32, None)
+        f_spin = cupy_fn("spin_ns")
+        stream = cupy.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream)
+        cpu_one = _cpu_back_to_back_us(tri, launches=50, batches=1) * 1e-6
+        hold_ns = int(min(0.2, max(0.005, 3 * queued_launches * cpu_one)) * 1e9)
+        per = []
+        for _ in range(queued_batches):
+            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            with stream:
+                f_spin((1,), (32,), (np.uint64(hold_ns),))
+            s.record()
+            for _ in range(queued_launches):
+                tri()
+            e.record()
+            torch.cuda.synchronize()
+            per.append(s.elapsed_time(e) * 1e3 / queued_launches)
+        del spin
+        res["queued_back_to_back_us"] = median(per)
+        res["queued_back_to_back_samples_us"] = per
+        res["queued_hold_ms"] = hold_ns / 1e6
+    except Exception as ex:  # noqa: BLE001
+        errors.append(f"queued: {type(ex).__name__}: {ex}")
+
+    # 3. CPU-bound back to back (Triton's Python launcher and cupy's)
+    res["triton_back_to_back_us"] = _cpu_back_to_back_us(tri)
+    try:
+        res["cupy_back_to_back_us"] = _cpu_back_to_back_us(_cupy_launch("noop", 1, 32, ()))
+    except Exception as ex:  # noqa: BLE001
+        errors.append(f"cupy: {type(ex).__name__}: {ex}")
+
+    # 4. one launch enqueued behind a flush, as in measure's event timing (varies ~15 % between repeats)
+    after_busy = events(tri, 200, before=flush_buffer().zero_)
+    res["behind_flush_us"] = after_busy["median_s"] * 1e6
+    res["behind_flush_stats"] = after_busy
+    if errors:
+        res["launch_errors"] = errors
+    if graph is None:
+        raise RuntimeError("CUDA-graph launch timing failed: " + "; ".join(errors))
+    return {"value": graph["median_s"], "unit": "us", "stats_us": graph, **res,
+            "method": f"empty Triton kernel (1 block): CUDA graph of {graph_launches} launches, replay time / "
+                      f"{graph_launches}, median of {graph_replays} replays (cuda events). Extra: "
+                      f"queued_back_to_back_us = {queued_launches} launches queued behind a spin kernel, events "
+                      f"around them / {queued_launches} (GPU-side back to back, median of {queued_batches}); "
+                      "triton/cupy_back_to_back_us = CPU-bound launches back to back / 200 (median of 5); "
+                      "behind_flush_us = events around one launch enqueued behind a 256 MiB zero_ "
+                      "(measure's per-run timing floor), median of 200"}
+
+
+# ------------------------------------------------------------------ atomics
+def _atomic_cfg(ctx: Ctx) -> tuple:
+    return ctx.sm_count * 8, 256          # 2048 threads per SM: full occupancy
+
+
+def _scale_to(fn_for, first: int, target_s: float, lo: int, hi: int) -> tuple:
+    """Run fn_for(first) a few times, then pick a power-of-two count so one launch takes ~target_s."""
+    import torch
+    f = fn_for(first)
+    f()
+    torch.cuda.synchronize()
+    st = events(f, 3, warmup=1)
+    k = first * target_s / max(st["median_s"], 1e-7)
+    k = 1 << max(0, round(__import__("math").log2(max(k, 1))))
+    return int(min(hi, max(lo, k)))
+
+
+def l2_atomic_throughput(ctx: Ctx, entries: int = 4096, target_s: float = 2e-3) -> dict:
+    import cupy
+    import numpy as np
+    import torch
+    assert entries & (entries - 1) == 0, "entries must be a power of two"
+    shift = 32 - (entries.bit_length() - 1)
+    grid, block = _atomic_cfg(ctx)
+    table = torch.zeros(entries, dtype=torch.int32, device="cuda")
+    targs = cupy.asarray(table)
+    fn_for = lambda it: _cupy_launch("atomic_table", grid, block, (targs, np.int32(it), np.uint32(shift)))  # noqa: E731
+    iters = _scale_to(fn_for, 64, target_s, 16, 1 << 14)
+    fn = fn_for(iters)
+    ops = grid * block * iters
+    table.zero_()
+    fn()
+    got = int(table.sum(dtype=torch.int64).item())
+    if got != ops:
+        raise RuntimeError(f"atomic_table check failed: table sums to {got}, expected {ops}")
+    st = events(fn, ctx.runs)
+    rate = ops / st["median_s"]
+    return {"value": rate / 1e9, "unit": "Gop/s", "stats": st, "results_per_s": rate, "atomic_gbps": rate * 4 / 1e9,
+            "ops_per_run": ops, "iters": iters,
+            "method": f"cupy kernel: {grid} blocks x {block} threads, each thread {iters} red.global.add.s32 "
+                      f"(result unused, as in a histogram) onto a {entries}-entry int32 table ({entries * 4 // 1024} "
+                      "KiB, L2-resident), entry = top bits of a per-thread LCG (pseudo-random); atomics / median "
+                      f"time, {st['n']} runs, cuda events; table sum checked once"}
+
+
+def atomic_throughput_distinct(ctx: Ctx, span_mib: int = 64, target_s: float = 2e-3) -> dict:
+    import cupy
+    import numpy as np
+    import torch
+    grid, block = _atomic_cfg(ctx)
+    nthr = grid * block
+    per_thread = max(1, (span_mib << 20) // 4 // nthr)
+    table = torch.zeros(nthr * per_thread, dtype=torch.int32, device="cuda")
+    targs = cupy.asarray(table)
+    fn_for = lambda sw: _cupy_launch("atomic_distinct", grid, block, (targs, np.int32(per_thread), np.int32(sw)))  # noqa: E731
+    sweeps = _scale_to(fn_for, 1, target_s, 1, 64)
+    fn = fn_for(sweeps)
+    ops = nthr * per_thread * sweeps
+    table.zero_()
+    fn()
+    lo, hi = int(table.min().item()), int(table.max().item())
+    if lo != sweeps or hi != sweeps:
+        raise RuntimeError(f"atomic_distinct check failed: entries in [{lo}, {hi}], expected {sweeps}")
+    st = events(fn, ctx.runs)
+    rate = ops / st["median_s"]
+    span = table.numel() * 4
+    return {"value": rate / 1e9, "unit": "Gop/s", "stats": st, "results_per_s": rate, "atomic_gbps": rate * 4 / 1e9,
+            "ops_per_run": ops, "sweeps": sweeps, "table_bytes": span,
+            "method": f"cupy kernel: {grid} blocks x {block} threads, thread t does red.global.add.s32 on its own "
+                      f"entries t + k*{nthr} (k < {per_thread}; a warp hits one 128-B line per step, no address "
+                      f"shared between threads) of a {span / 2**20:.1f} MiB int32 table (about the L2 size, so "
+                      f"partly DRAM), {sweeps} sweep(s) per launch; atomics / median time, {st['n']} runs, cuda "
+                      "events; every entry checked once"}
 
 
 # ------------------------------------------------------------------ tensor cores
