@@ -37,8 +37,12 @@ def main(argv=None) -> int:
     ap.add_argument("--include-sweeps", action="store_true")
     args = ap.parse_args(argv)
 
+    import logging
+
     import tileroof
     from tileroof import devices
+
+    logging.getLogger("TileLang").setLevel(logging.WARNING)
     from tileroof.corpus import CASES
     from tileroof.ir import to_primfunc
 

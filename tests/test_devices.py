@@ -1,0 +1,60 @@
+"""The device catalog is data with a source for every number; profiles overlay measurements."""
+import sys
+
+import pytest
+
+from tileroof import devices
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
+
+KEYS = devices.catalog_keys()
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_every_spec_cites_a_source(key):
+    with open(devices.catalog_dir() / f"{key}.toml", "rb") as f:
+        data = tomllib.load(f)
+    assert data["key"] == key
+    for name, spec in data["spec"].items():
+        assert {"value", "unit", "source"} <= spec.keys(), name
+        assert spec["source"] in data["sources"], (name, spec["source"])
+    dev = devices.load(key, calibrated=False)
+    assert dev.sm_count > 0 and dev.dram_bw > 0 and dev.tensor_peak
+
+
+def test_required_devices_present():
+    assert {"h100_sxm", "h100_pcie", "h200", "a100_40gb", "a100_80gb", "l40s", "rtx_4090", "b200", "mi300x"} <= set(KEYS)
+
+
+def test_h200_profile_overlays_measurements():
+    raw = devices.load("h200", calibrated=False)
+    cal = devices.load("h200")
+    assert cal.dram_bw < raw.dram_bw                      # measured copy bandwidth under datasheet
+    assert 3.5e12 < cal.dram_bw <= 4.8e12
+    assert cal.tensor_peak["fp16"] <= 989.5e12
+    assert cal.l2_bw > cal.dram_bw
+    assert "measured" in cal.sources["dram_bw"]
+    assert cal.fitted and set(cal.fitted) == {"tensor_efficiency_one_warpgroup", "iteration_overhead_s",
+                                              "load_latency_s"}
+
+
+def test_user_file_and_unknown(tmp_path):
+    p = tmp_path / "mygpu.toml"
+    p.write_text('key = "mygpu"\nname = "My GPU"\n[sources]\nme = "my measurement"\n'
+                 '[spec.sm_count]\nvalue = 10\nunit = "SMs"\nsource = "me"\n'
+                 '[spec.dram_bandwidth_gbps]\nvalue = 100\nunit = "GB/s"\nsource = "me"\n'
+                 '[spec.tensor_tflops_fp16]\nvalue = 10\nunit = "TFLOP/s"\nsource = "me"\n')
+    dev = devices.load(str(p))
+    assert dev.name == "My GPU" and dev.sm_count == 10 and dev.dram_bw == 100e9
+    with pytest.raises(devices.TileroofError):
+        devices.load("nonexistent-gpu")
+
+
+def test_match_name():
+    assert devices.match_name("NVIDIA H200") == "h200"
+    assert devices.match_name("NVIDIA H100 80GB HBM3") == "h100_sxm"
+    assert devices.match_name("NVIDIA A100-SXM4-40GB") == "a100_40gb"
+    assert devices.match_name("Some GPU") is None

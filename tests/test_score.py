@@ -1,0 +1,54 @@
+"""The model against the recorded H200 measurements: figures no worse than the accepted ones."""
+import json
+import math
+
+import pytest
+
+from tileroof import score
+
+
+@pytest.fixture(scope="module")
+def report():
+    return score.evaluate()
+
+
+def test_recorded_corpus_is_complete(report):
+    rows = report["rows"]
+    assert len([r for r in rows if not r["sweep"]]) >= 25
+    assert len(report["sweeps"]) >= 3 and all(s["n"] >= 10 for s in report["sweeps"].values())
+
+
+def test_accuracy_not_below_accepted_figures(report):
+    failures = score.check(report)
+    assert not failures, "\n".join(failures)
+
+
+def test_tensor_flops_match_counters(report):
+    """Tensor-core FLOPs equal what Nsight Compute counted on the tensor pipe (exactly, for GEMMs)."""
+    gemms = [r for r in report["rows"] if r["case"].startswith(("gemm_", "sweep_gemm")) and r["counter_flops"]]
+    assert gemms
+    for r in gemms:
+        assert abs(r["flops_err"]) < 1e-3, r["case"]
+
+
+def test_split_is_deterministic_and_covers_both():
+    assert score.split_of("sweep_x", "gemm_8192") == "fit"
+    assert score.split_of("sweep_y", "fa_fwd") == "holdout"
+    names = [f"k{i}" for i in range(30)]
+    splits = {score.split_of(n, None) for n in names}
+    assert splits == {"fit", "holdout"}
+
+
+def test_kendall_tau():
+    assert score.kendall_tau([1, 2, 3], [10, 20, 30]) == 1.0
+    assert score.kendall_tau([1, 2, 3], [30, 20, 10]) == -1.0
+    assert math.isclose(score.kendall_tau([1, 2, 3, 4], [1, 2, 4, 3]), 4 / 6)
+
+
+def test_check_flags_a_regression(report, tmp_path):
+    figs = score.figures(report)
+    strict = {k: (v - 0.01 if not k.endswith("kendall_tau") else v + 0.01) for k, v in figs.items()
+              if v == v}
+    p = tmp_path / "accepted.json"
+    p.write_text(json.dumps({"figures": strict}))
+    assert score.check(report, p)
