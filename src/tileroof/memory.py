@@ -103,9 +103,9 @@ def estimate(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: int
     # wave of each block in launch order
     wave_of = np.empty(nblocks, dtype=np.int64)
     wave_of[order] = np.arange(nblocks) // slots
-    # the whole L2 holds data for every SM (measured on the H200: a 4096³ fp8 GEMM whose 32 MB of
-    # inputs exceed one 30 MB partition still reads them from DRAM only once)
-    capacity = float(l2_bytes or 0.0)
+    # an SM caches global data in its own L2 partition: the capacity that decides whether a tile
+    # survives until its next use is one partition's share of the L2
+    capacity = float(l2_bytes or 0.0) / max(l2_partitions, 1)
 
     reads, writes = [], []
     total_issued_read = 0
@@ -122,42 +122,47 @@ def estimate(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: int
                 reads.append((rec, op, nbytes))
             else:
                 reads.append((rec, op, nbytes))
-    # bytes every wave streams through L2 (sum of distinct tiles of all read operands)
-    wave_stream = []
+    # per read operand: the distinct tiles (keys) each wave touches, and the bytes of each
+    tiled = []
+    working_set = np.zeros(waves)          # distinct bytes each wave touches, all operands together
     for rec, op, nbytes in reads:
         total_issued_read += nbytes
         keys = _keys_per_block(op, (gz, gy, gx))
         weights = rec.per_block
         if keys is None or weights.sum() == 0:
-            wave_stream.append((rec, op, nbytes, None, None))
+            tiled.append((rec, op, nbytes, None))
             continue
-        per_block_bytes = nbytes * weights / weights.sum()
-        pair = wave_of * (keys.max() + 1) + keys
+        per_block_bytes = nbytes * weights / weights.sum() / op.reuse_in_block
+        nkeys = int(keys.max()) + 1
+        pair = wave_of * nkeys + keys
         uniq, first = np.unique(pair, return_index=True)
-        distinct_bytes = float(per_block_bytes[first].sum())
-        n_distinct_keys = len(np.unique(keys))
-        wave_stream.append((rec, op, nbytes, distinct_bytes, n_distinct_keys))
-    per_wave_stream = sum(d for *_, d, _ in wave_stream if d is not None) / max(waves, 1)
+        w_of_pair = uniq // nkeys
+        bytes_of_pair = per_block_bytes[first]
+        np.add.at(working_set, w_of_pair, bytes_of_pair)
+        tiled.append((rec, op, nbytes, (uniq % nkeys, w_of_pair, bytes_of_pair)))
+    cum = np.concatenate([[0.0], np.cumsum(working_set)])
 
     dram_read = 0.0
     foot = trace.footprints
-    for rec, op, nbytes, distinct, nkeys in wave_stream:
+    for rec, op, nbytes, pairs in tiled:
         storage = trace.buffers[op.buffer].storage if op.buffer in trace.buffers else op.buffer
         unique = foot.get(storage, nbytes)
-        if distinct is None:
-            d = float(nbytes)
-            note = "untiled access: every issued byte from DRAM unless the buffer fits in L2"
-            if unique <= capacity:
-                d = float(unique)
+        if pairs is None:
+            d = float(unique) if unique <= capacity else float(nbytes)
+            note = "untiled access: from DRAM once if the buffer fits in L2, else every issued byte"
         else:
-            # tiles shared inside a wave come once; across waves a tile survives when what the
-            # kernel streams per wave fits in L2
-            if per_wave_stream + unique <= capacity:
-                d = float(unique)
-                note = "fits in L2 across waves"
-            else:
-                d = distinct
-                note = "shared within each wave of resident blocks"
+            # LRU at wave granularity: a tile used again in wave w after wave w' hits in L2 when the
+            # distinct bytes touched by waves w'+1..w fit in the cache
+            key, wave, b = pairs
+            order_kw = np.lexsort((wave, key))
+            key, wave, b = key[order_kw], wave[order_kw], b[order_kw]
+            prev = np.full(key.size, -1)
+            same = np.r_[False, key[1:] == key[:-1]]
+            prev[same] = wave[np.flatnonzero(same) - 1]
+            reuse = cum[wave + 1] - cum[np.maximum(prev, 0) + 1]
+            hit = (prev >= 0) & (reuse <= capacity)
+            d = float(b[~hit].sum())
+            note = f"{int(hit.sum())} of {hit.size} (tile, wave) uses hit in L2"
         d = min(max(d, min(unique, nbytes)), nbytes)
         dram_read += d
         per_operand.append(OperandTraffic(op.buffer, nbytes, int(d), int(min(unique, nbytes)), note))

@@ -70,6 +70,8 @@ class Operand:
     block_start: tuple | None = None
     # for each dim, how the start moves per iteration of the innermost enclosing sequential loop
     loop_stride: tuple | None = None
+    # times one block reads each distinct element of this operand (im2col: one pixel per kernel tap)
+    reuse_in_block: float = 1.0
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ import numpy as np
 from tvm import tirx
 
 from ..trace import FRAGMENT, GLOBAL, LOCAL, SHARED, Operand
+from . import affine
 from .arith import ArithCount
 from .evaluate import DataDependent
 
@@ -137,8 +138,15 @@ def im2col(w, call, m):
     reads = int(round(execs * tile * inside))
     w._tile_footprint(img, [0] * len(img.shape), list(img.shape))
     w.mark_pipelined(col)
+    # which output-pixel tile a block works on names the part of the image it reads (L2 model)
+    try:
+        lin = affine.linearize(w.ev, call.args[2])
+        key = (lin.base,) if lin is not None else None
+    except DataDependent:
+        key = None
     w.record("im2col", f"im2col {img.name} -> {col.name}", m,
-             (Operand(img.name, img.scope, img.dtype, "read", tuple(c_ext), reads),
+             (Operand(img.name, img.scope, img.dtype, "read", tuple(c_ext), reads, key,
+                      reuse_in_block=max(kernel * kernel / (stride * stride), 1.0)),
               Operand(col.name, col.scope, col.dtype, "write", tuple(c_ext), execs * tile)),
              {"kernel": kernel, "stride": stride, "dilation": dilation, "pad": pad, "inside": inside})
 

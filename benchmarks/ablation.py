@@ -1,0 +1,73 @@
+"""Ablation: the accuracy each model component buys, on the recorded H200 data.
+
+    python benchmarks/ablation.py
+
+Each row switches on one more mechanism and re-scores every recorded kernel and sweep
+(tileroof.score): median / p90 |time error| on the held-out split, DRAM median error, and the
+sweeps' Kendall tau.  Components are switched off by replacing the function that implements them
+for the duration of one row (nothing in the library carries ablation flags).
+"""
+from __future__ import annotations
+
+import contextlib
+from dataclasses import replace
+
+from tileroof import devices, memory, model, score
+
+
+@contextlib.contextmanager
+def patched(obj, name, value):
+    old = getattr(obj, name)
+    setattr(obj, name, value)
+    try:
+        yield
+    finally:
+        setattr(obj, name, old)
+
+
+def _no_l2_model(trace, slots, l2_bytes, l2_partitions=1):
+    """Every issued global byte from DRAM, except buffers that fit in L2 (no wave reuse)."""
+    est = ORIG_MEMORY(trace, slots, 0.0, l2_partitions)
+    return est
+
+
+def _datasheet_device(name="h200", calibrated=True):
+    return ORIG_LOAD(name, calibrated=False)
+
+
+def _no_ws(trace, dev):
+    return ORIG_OCC(trace, replace(dev, tensor_instruction="mma"))
+
+
+ORIG_MEMORY = memory.estimate
+ORIG_LOAD = devices.load
+ORIG_OCC = model.occupancy
+
+
+def run(label, stack):
+    with contextlib.ExitStack() as es:
+        for obj, name, value in stack:
+            es.enter_context(patched(obj, name, value))
+        rep = score.evaluate()
+    h, a = rep["summary"]["holdout"], rep["summary"]["all"]
+    taus = " ".join(f"{k}={v['kendall_tau']:.2f}" for k, v in rep["sweeps"].items())
+    print(f"| {label:58s} | {h['time_median']:6.1%} | {h['time_p90']:6.1%} | {a['time_median']:6.1%} | "
+          f"{a['dram_median']:6.1%} | {taus} |")
+
+
+def main() -> int:
+    no_pipe = (model, "block_pipeline", lambda *a, **k: None)
+    print("| model | holdout time med | holdout time p90 | all time med | DRAM med | Kendall tau per sweep |")
+    print("|---|---|---|---|---|---|")
+    run("roofline, datasheet peaks, no L2 reuse, no WS, no pipeline", [
+        (devices, "load", _datasheet_device), (memory, "estimate", _no_l2_model), (model, "occupancy", _no_ws), no_pipe])
+    run("+ calibrated peaks (tileroof calibrate)", [
+        (memory, "estimate", _no_l2_model), (model, "occupancy", _no_ws), no_pipe])
+    run("+ L2 reuse across resident blocks (waves, swizzle)", [(model, "occupancy", _no_ws), no_pipe])
+    run("+ warp-specialised occupancy (Hopper)", [no_pipe])
+    run("+ block pipeline (stages, latency, per-iteration cost)", [])
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
