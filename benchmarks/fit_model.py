@@ -8,7 +8,7 @@ Constants (each a mechanism, not a per-kernel factor):
   iteration_overhead_s             fixed cost of one pipelined iteration (barrier waits, issue)
   load_latency_s                   latency of one global->shared tile load under load
 Only cases in the fit split (tileroof.score.split_of) are used; `tileroof score` then reports
-the error on the held-out kernels and sweeps the fit never saw.  Objective: median
+the error on the held-out kernels and sweeps the fit never saw.  Objective: mean
 |log(predicted / measured)| over the fit cases.
 """
 from __future__ import annotations
@@ -51,7 +51,7 @@ def fit_cases():
 
 def objective(cases, dev) -> float:
     errs = [abs(math.log(model.estimate(tr, c, dev).time_s / meas)) for _, tr, c, meas in cases]
-    return statistics.median(errs)
+    return statistics.fmean(errs)
 
 
 def main(argv=None) -> int:
@@ -69,7 +69,7 @@ def main(argv=None) -> int:
         if best is None or val < best[0]:
             best = (val, fitted)
     val, fitted = best
-    print(f"median |log ratio| on the fit split: {val:.4f}")
+    print(f"mean |log ratio| on the fit split: {val:.4f}")
     for k, v in fitted.items():
         print(f"  {k} = {v:.4g}")
     if a.write:
@@ -79,7 +79,7 @@ def main(argv=None) -> int:
         stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         names = ", ".join(n for n, *_ in cases)
         for k, v in fitted.items():
-            text += (f"\n[fitted.{k}]\nvalue = {v!r}\nmethod = \"grid search minimising median |log(pred/meas)| "
+            text += (f"\n[fitted.{k}]\nvalue = {v!r}\nmethod = \"grid search minimising mean |log(pred/meas)| "
                      f"over the fit split ({len(cases)} cases), benchmarks/fit_model.py, {stamp}\"\n"
                      f"fit_cases = \"{names}\"\n")
         prof.write_text(text)

@@ -5,6 +5,7 @@ OpRecord and returns its OpCounts.  Nothing here knows TVM or the hardware.
 """
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -30,6 +31,7 @@ class OpCounts:
     flops: Counter = field(default_factory=Counter)      # (unit, dtype) -> FLOPs (or SFU results)
     conversions: int = 0
     bytes: Counter = field(default_factory=Counter)      # (level, direction) -> bytes
+    excess: Counter = field(default_factory=Counter)     # ("shared","conflict") / ("global","sector_waste")
 
     @property
     def total_flops(self) -> int:
@@ -44,6 +46,7 @@ class Counts:
     conversions: int
     unique_bytes: int       # sum over global storages of bytes touched at least once
     footprints: dict
+    excess: Counter = field(default_factory=Counter)
 
     @property
     def total_flops(self) -> int:
@@ -85,12 +88,38 @@ def warp_partition(m: int, n: int, warps: int) -> tuple[int, int]:
     return best
 
 
-def _operand_bytes(rec: OpRecord, out: Counter, shared_read_factor: dict | None = None) -> None:
+SECTOR = 32            # bytes of one L2 sector
+BANKS, BANK_BYTES = 32, 4
+
+
+def access_excess(op) -> tuple[str, float] | None:
+    """Extra traffic of element accesses whose neighbouring threads are not adjacent: shared-memory
+    bank conflicts (a warp's access replays once per thread sharing a bank) and partly used L2
+    sectors for global memory.  Returns (counter key, extra bytes) or None."""
+    stride = op.access_stride
+    if not stride:
+        return None
+    size = dtype_bytes(op.dtype)
+    nbytes = op.elements * size
+    if op.scope == SHARED and stride >= BANK_BYTES and stride % BANK_BYTES == 0:
+        words = stride // BANK_BYTES
+        degree = math.gcd(words, BANKS)
+        return ("shared", "conflict"), nbytes * (degree - 1) if degree > 1 else None
+    if op.scope == GLOBAL and stride > size:
+        return ("global", "sector_waste"), op.elements * (min(SECTOR, stride) - size)
+    return None
+
+
+def _operand_bytes(rec: OpRecord, out: Counter, shared_read_factor: dict | None = None,
+                   excess: Counter | None = None) -> None:
     for op in rec.operands:
         if op.scope in (FRAGMENT, LOCAL):
             continue
         level = op.scope
         nbytes = op.elements * dtype_bytes(op.dtype)
+        extra = access_excess(op)
+        if extra and extra[1] and excess is not None:
+            excess[extra[0]] += extra[1]
         if shared_read_factor and op.buffer in shared_read_factor and op.scope == SHARED:
             nbytes *= shared_read_factor[op.buffer]
         if op.access == "readwrite":
@@ -121,7 +150,7 @@ def count_gemm(rec: OpRecord, oc: OpCounts) -> None:
 
 
 def count_default(rec: OpRecord, oc: OpCounts) -> None:
-    _operand_bytes(rec, oc.bytes)
+    _operand_bytes(rec, oc.bytes, None, oc.excess)
     _arith(rec, oc)
 
 
@@ -137,10 +166,11 @@ def count_op(rec: OpRecord) -> OpCounts:
 
 def count(trace: KernelTrace) -> Counts:
     ops = [count_op(r) for r in trace.ops]
-    flops, nbytes, conv = Counter(), Counter(), 0
+    flops, nbytes, excess, conv = Counter(), Counter(), Counter(), 0
     for oc in ops:
         flops.update(oc.flops)
         nbytes.update(oc.bytes)
+        excess.update(oc.excess)
         conv += oc.conversions
     footprints = {k: v for k, v in trace.footprints.items()}
-    return Counts(ops, flops, nbytes, conv, sum(footprints.values()), footprints)
+    return Counts(ops, flops, nbytes, conv, sum(footprints.values()), footprints, excess)

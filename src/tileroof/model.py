@@ -135,7 +135,9 @@ def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupan
     if total_iters <= 0:
         return None
     c = dev.fitted
-    wg_eff = c.get("tensor_efficiency_one_warpgroup", 1.0) if occ.consumer_warpgroups < 2 else 1.0
+    # one consumer warpgroup issuing wgmma cannot keep the tensor cores busy alone (Hopper)
+    one_wg = occ.consumer_warpgroups < 2 and dev.tensor_instruction == "wgmma"
+    wg_eff = c.get("tensor_efficiency_one_warpgroup", 1.0) if one_wg else 1.0
     tc = other = g2s = 0.0
     for rec, oc in loop_ops:
         t, o = _op_time_per_sm(oc, dev)
@@ -145,8 +147,14 @@ def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupan
     stages = max(op.pipeline_stages for op, _ in loop_ops)
     per_sm_l2 = dev.l2_bw / dev.sm_count if dev.l2_bw else 0.0
     latency = c.get("load_latency_s", 0.0)
-    t_compute = (tc / wg_eff + other) / total_iters + c.get("iteration_overhead_s", 0.0)
-    t_l2 = (g2s / total_iters) / per_sm_l2 if per_sm_l2 else 0.0
+    # fragments that do not fit the consumer threads' registers spill to local memory
+    consumer_threads = max(occ.consumer_warpgroups * 128, 1)
+    need = trace.fragment_bytes_per_block() / consumer_threads / 4
+    spill = max(need / occ.regs_per_thread, 1.0) if occ.regs_per_thread else 1.0
+    # blocks resident on one SM share its tensor cores, ALUs and L2 port
+    share = occ.blocks_per_sm
+    t_compute = (tc / wg_eff + other) * spill * share / total_iters + c.get("iteration_overhead_s", 0.0)
+    t_l2 = share * (g2s / total_iters) / per_sm_l2 if per_sm_l2 else 0.0
     if stages > 1:
         t_latency = latency / (stages - 1)
     else:
@@ -167,11 +175,12 @@ def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupan
         rest_bytes += oc.bytes.get((GLOBAL, "write"), 0) + oc.bytes.get((GLOBAL, "read"), 0) \
             + oc.bytes.get((GLOBAL, "atomic"), 0)
     nblocks = max(trace.num_blocks, 1)
-    t_rest = (rest_tc + rest_other) / nblocks + ((rest_bytes / nblocks) / per_sm_l2 if per_sm_l2 else 0.0)
+    t_rest = share * ((rest_tc + rest_other) / nblocks + ((rest_bytes / nblocks) / per_sm_l2 if per_sm_l2 else 0.0))
     block_times = iters * t_iter + latency + t_rest
     terms = {"compute": t_compute, "l2": t_l2, "latency": t_latency}
     return block_times, {"iteration_s": t_iter, "stages": stages, "iteration_bound": max(terms, key=terms.get),
-                         "terms_s": terms, "tensor_efficiency": wg_eff, "prologue_epilogue_s": latency + t_rest}
+                         "terms_s": terms, "tensor_efficiency": wg_eff, "prologue_epilogue_s": latency + t_rest,
+                         "register_spill_factor": spill}
 
 
 def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
@@ -180,6 +189,8 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
     nblocks = max(trace.num_blocks, 1)
     mem = memory.estimate(trace, slots, dev.l2_bytes, dev.l2_partitions)
     assumptions = list(mem.assumptions)
+    if "fitted" in dev.sources:
+        assumptions.append(f"pipeline constants {dev.sources['fitted']}")
     if occ.warp_specialized:
         assumptions.append(f"warp-specialised on {dev.arch}: {PRODUCER_THREADS} producer threads added, "
                            f"{occ.regs_per_thread} registers per thread")
@@ -200,11 +211,12 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
             assumptions.append(f"{dev.name} has no {unit} {dtype} rate: that work is not timed")
             continue
         res[key] = res.get(key, 0.0) + n / rate
-    shared = counts.level_bytes("shared")
+    # bank conflicts replay shared-memory wavefronts; strided global accesses waste sector bytes
+    shared = counts.level_bytes("shared") + counts.excess.get(("shared", "conflict"), 0)
     if shared and dev.shared_bw and not occ.warp_specialized:
         res["shared"] = shared / dev.shared_bw
     if dev.l2_bw:
-        res["l2"] = (mem.l2_read + mem.l2_write) / dev.l2_bw
+        res["l2"] = (mem.l2_read + mem.l2_write + counts.excess.get(("global", "sector_waste"), 0)) / dev.l2_bw
     else:
         assumptions.append(f"{dev.name}: no L2 bandwidth in the catalog, L2 not timed")
     if dev.dram_bw:
@@ -214,6 +226,9 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
     pipe = block_pipeline(trace, counts, dev, occ)
     if pipe is not None:
         block_times, pipe_info = pipe
+        if pipe_info["register_spill_factor"] > 1.0:
+            assumptions.append(f"fragments need {pipe_info['register_spill_factor']:.2f}x the registers a consumer "
+                               "thread has: spills slow its compute by that factor")
         makespan = _schedule(block_times, order, slots)
         balanced = block_times.sum() / min(slots, nblocks)
         imbalance = makespan / balanced if balanced else 1.0

@@ -72,6 +72,9 @@ class Operand:
     loop_stride: tuple | None = None
     # times one block reads each distinct element of this operand (im2col: one pixel per kernel tap)
     reuse_in_block: float = 1.0
+    # bytes between the elements that neighbouring threads touch (innermost T.Parallel variable);
+    # None when not element code
+    access_stride: int | None = None
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,19 @@ T.im2col feeding the A tile, as in TileLang's examples/convolution (Hopper path)
 GEMM view: M = N*OH*OW output pixels, N_gemm = F filters, K_gemm = KH*KW*C. im2col column k
 maps to tap (kh, kw) = (k // (KW*C), (k // C) % KW) and channel c = k % C, which matches the
 row order of the weights flattened to (KH*KW*C, F).
+
+Two ways to fill the A tile (the `im2col` parameter):
+
+  * "tma": T.im2col, lowered on Hopper to a TMA im2col load.  TileLang (0.1.15; upstream issue
+    tile-ai/tilelang#2426, open) builds the descriptor with pixel-box corners (-P, -P) and computes
+    the box origins with the true OH/OW, while the hardware walks the window origins over
+    H - lower + upper = H rows (W columns); the upper corner should be P - D*(K-1).  That is right only when the output is as large as the
+    input (stride 1 and 2*P == D*(K-1), "same" padding); otherwise every block's pixels wrap
+    at W instead of OW and the result is wrong (the first H200 run: relative error 1.0 for the
+    valid 3x3 on 66x66).  conv2d_im2col therefore refuses "tma" when OH != H or OW != W.
+  * "gather": the A tile is gathered element-wise in a T.Parallel loop (as in TileLang's
+    examples/convolution/example_convolution.py), correct for any padding; out-of-image taps
+    (P > 0) read 0 through T.if_then_else.
 """
 # NOTE: no `from __future__ import annotations` (see gemm.py).
 
@@ -20,10 +33,15 @@ def _out_size(H, K, S, D, P):
 
 @tilelang.jit
 def conv2d_im2col(N, C, H, W, F, K, S, D, P, block_M=128, block_N=128, block_K=64,
-                  num_stages=3, threads=256, dtype="float16", accum_dtype="float32"):
+                  num_stages=3, threads=256, dtype="float16", accum_dtype="float32", im2col="tma"):
     KH, KW = K, K
     OH = _out_size(H, K, S, D, P)
     OW = _out_size(W, K, S, D, P)
+    if im2col not in ("tma", "gather"):
+        raise ValueError(f"im2col must be 'tma' or 'gather', not {im2col!r}")
+    if im2col == "tma" and (OH, OW) != (H, W):
+        raise ValueError(f"T.im2col (TMA) is only correct when the output is the input's size; here "
+                         f"{OH}x{OW} != {H}x{W} (tile-ai/tilelang#2426): use im2col='gather'")
 
     @T.prim_func
     def main(
@@ -43,7 +61,21 @@ def conv2d_im2col(N, C, H, W, F, K, S, D, P, block_M=128, block_N=128, block_K=6
 
             T.clear(out_local)
             for k_iter in T.Pipelined(T.ceildiv(KH * KW * C, block_K), num_stages=num_stages):
-                T.im2col(data, data_shared, by, k_iter, KH, S, D, P)
+                if im2col == "tma":
+                    T.im2col(data, data_shared, by, k_iter, KH, S, D, P)
+                else:
+                    for i, j in T.Parallel(block_M, block_K):
+                        m = by * block_M + i
+                        k = k_iter * block_K + j
+                        ih = (m % (OH * OW)) // OW * S + k // (KW * C) * D - P
+                        iw = (m % OW) * S + (k // C) % KW * D - P
+                        if P == 0 and (N * OH * OW) % block_M == 0:
+                            # every tap of every window is inside the image, no ragged M tile
+                            data_shared[i, j] = data[m // (OH * OW), ih, iw, k % C]
+                        else:
+                            data_shared[i, j] = T.if_then_else(
+                                (m < N * OH * OW) and (ih >= 0) and (iw >= 0) and (ih < H) and (iw < W),
+                                data[m // (OH * OW), ih, iw, k % C], T.cast(0, dtype))
                 T.copy(kernel_flat[k_iter * block_K, bx * block_N], kernel_shared)
                 T.gemm(data_shared, kernel_shared, out_local)
             T.copy(out_local, out_shared)
@@ -87,12 +119,14 @@ def _conv_expected(p) -> Expected:
     OH, OW = _out_size(H, K, S, D, P), _out_size(W, K, S, D, P)
     M, Kg = N * OH * OW, K * K * C
     gm, gn, gk = cdiv(M, bm), cdiv(F, bn), cdiv(Kg, bk)
-    # T.im2col reads, over all (m, k) of the col matrix, the elements whose input pixel is
-    # inside the image (padding is not read). Since bk divides C, each k tile has one tap
-    # (kh, kw); the in-image (m, k) pairs factor into
+    # The A-tile fill (T.im2col or the element gather) reads, over all (m, k) of the col
+    # matrix, the elements whose input pixel is inside the image (padding is not read: TMA
+    # zero-fills it, the gather's T.if_then_else skips the load). Since bk divides C, each k
+    # tile has one tap (kh, kw); the in-image (m, k) pairs factor into
     #   N * C * (sum_kh #valid oh) * (sum_kw #valid ow)
-    # (for S=1, D=1, P=1, K=3: sum_kh #valid oh = 3*H - 2). Every block column bx (gn of
-    # them) runs the im2col for all of M and K.
+    # (for S=1, D=1, P=1, K=3: sum_kh #valid oh = 3*H - 2; for P=0 every pair is inside:
+    # N * C * (K*OH) * (K*OW) = M * Kg). Every block column bx (gn of them) fills the A tile
+    # for all of M and K. (Assumes M % bm == 0: no ragged last row tile.)
     col_reads = N * C * _taps_in_bounds(H, OH, K, S, D, P) * _taps_in_bounds(W, OW, K, S, D, P)
     return Expected(
         # gm*gn blocks x gk iterations x one bm*bn*bk gemm
@@ -107,9 +141,10 @@ def _conv_expected(p) -> Expected:
 
 
 def _conv_case(name, p, note=""):
+    tags = ("conv", "float16", "im2col") + (("gather",) if p.get("im2col") == "gather" else ())
     return Case(name=name, kernel=conv2d_im2col, params=p, make_inputs=_conv_inputs,
                 reference=_conv_ref_for(p), expected=_conv_expected(p), rtol=1e-2,
-                tags=("conv", "float16", "im2col"), note=note)
+                tags=tags, note=note)
 
 
 def cases() -> list[Case]:
@@ -118,6 +153,11 @@ def cases() -> list[Case]:
     return [
         _conv_case("conv2d_im2col_fp16_n16_64x64_c256_f256_k3_p1", dict(base, P=1),
                    note="same-padding 3x3: the im2col tile skips the 1-pixel zero border"),
-        _conv_case("conv2d_im2col_fp16_n16_66x66_c256_f256_k3_p0", dict(base, H=66, W=66, P=0),
-                   note="valid 3x3 on a 66x66 image (64x64 output): every col element is read"),
+        # valid 3x3: OH != H, which T.im2col's TMA lowering gets wrong (tile-ai/tilelang#2426;
+        # this case, then named conv2d_im2col_fp16_n16_66x66_c256_f256_k3_p0, had relative
+        # error 1.0 on the H200), so its A tile is gathered element-wise
+        _conv_case("conv2d_im2col_gather_fp16_n16_66x66_c256_f256_k3_p0",
+                   dict(base, H=66, W=66, P=0, im2col="gather"),
+                   note="valid 3x3 on a 66x66 image (64x64 output), A tile gathered in a T.Parallel "
+                        "loop (T.im2col is wrong when OH != H): every col element is read"),
     ]

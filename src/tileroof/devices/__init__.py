@@ -207,6 +207,13 @@ def load(name: str | None = None, calibrated: bool = True) -> Device:
     prof = profiles_dir() / f"{key}.toml"
     if calibrated and prof.exists():
         dev = apply_profile(dev, _read(prof), f"profiles/{key}.toml")
+    if not dev.fitted:
+        # time-model constants were fitted on one GPU only: borrow them, and say so
+        ref = profiles_dir() / f"{DEFAULT_DEVICE}.toml"
+        if ref.exists() and key != DEFAULT_DEVICE:
+            fitted = {k: _value(v) for k, v in _read(ref).get("fitted", {}).items()}
+            dev = replace(dev, fitted=fitted, sources={**dev.sources, "fitted": f"borrowed from profiles/{DEFAULT_DEVICE}.toml "
+                                                       "(no measurements on this GPU)"})
     return dev
 
 

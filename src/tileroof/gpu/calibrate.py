@@ -1,6 +1,10 @@
 """Calibrate a device: measure the ceilings tileroof's model uses, each as the median of many
 event-timed runs, the whole suite repeated --repeat times so the spread between repeats shows
-whether a number reproduces (within 5 % is the bar).
+whether a number reproduces (within 5 % is the bar).  The repeats are interleaved (repeat 0 of every
+benchmark, then repeat 1 of every benchmark, ...) and a benchmark's value is the median of its
+repeats.  Matmul benchmarks first run ~--matmul-warm-s seconds of back-to-back matmuls so they are
+timed at the steady, power-limited SM clock (clocks are never touched).  About 45 s for --repeat 2
+on an H200.
 
     python -m tileroof.gpu.calibrate --out DIR [--repeat 2] [--key h200] [--only a,b] [--skip a,b]
 
@@ -31,6 +35,8 @@ BENCHES = {
     "dram_read_triton_gbps": (mb.dram_read_triton, {}),
     "l2_bandwidth_gbps": (mb.l2_bandwidth, {}),
     "shared_mem_bandwidth_gbps": (mb.shared_mem_bandwidth, {}),
+    "l2_atomic_throughput_gops": (mb.l2_atomic_throughput, {}),
+    "atomic_throughput_distinct_gops": (mb.atomic_throughput_distinct, {}),
     "tensor_tflops_fp16": (mb.tensor_throughput, {"kind": "fp16"}),
     "tensor_tflops_bf16": (mb.tensor_throughput, {"kind": "bf16"}),
     "tensor_tflops_tf32": (mb.tensor_throughput, {"kind": "tf32"}),
@@ -93,7 +99,8 @@ def profile_doc(key: str, prov: dict, results: dict) -> dict:
              "spread_pct": None if r.get("spread_pct") is None else round(r["spread_pct"], 3)}
         raw0 = (r.get("raw") or [{}])[0]
         for extra in ("bytes_per_clk_per_sm", "fma_per_clk_per_sm", "results_per_s", "sm_clock_mhz",
-                      "best_working_set_mib", "triton_back_to_back_us", "cupy_back_to_back_us", "graph_per_launch_us"):
+                      "best_working_set_mib", "triton_back_to_back_us", "cupy_back_to_back_us", "graph_per_launch_us",
+                      "queued_back_to_back_us", "behind_flush_us", "atomic_gbps", "chunk_spread_pct"):
             v = raw0.get(extra)
             if isinstance(v, (int, float)) and not isinstance(v, bool) and name != "sm_clock_mhz":
                 t[extra] = v if isinstance(v, int) else round(float(v), 4)
@@ -113,6 +120,8 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--repeat", type=int, default=2, help="times the whole suite runs")
     ap.add_argument("--runs", type=int, default=30, help="timed runs per benchmark and repeat")
+    ap.add_argument("--matmul-warm-s", type=float, default=1.5,
+                    help="seconds of back-to-back matmuls before each matmul benchmark is timed")
     ap.add_argument("--key", help="catalog key (default: from the GPU name, e.g. h200)")
     ap.add_argument("--only", help="comma-separated benchmark names")
     ap.add_argument("--skip", help="comma-separated benchmark names to leave out")
@@ -138,7 +147,7 @@ def main(argv=None) -> int:
     prov["repeat"] = a.repeat
     key = a.key or device_key(prov.get("gpu") or prov.get("torch_device_name"))
     ctx = mb.Ctx(sm_count=prov.get("sm_count") or torch.cuda.get_device_properties(0).multi_processor_count,
-                 l2_bytes=prov.get("l2_cache_bytes") or (50 << 20), runs=a.runs)
+                 l2_bytes=prov.get("l2_cache_bytes") or (50 << 20), runs=a.runs, mm_warm_s=a.matmul_warm_s)
     raw: dict = {n: [] for n in names}
     state = {"schema": SCHEMA, "key": key, "provenance": prov, "results": {}, "notes": ctx.notes}
 
@@ -150,7 +159,7 @@ def main(argv=None) -> int:
         mb.warm_gpu()
     except Exception as e:  # noqa: BLE001
         ctx.notes.append(f"warm-up failed: {type(e).__name__}: {e}")
-    for rep in range(a.repeat):
+    for rep in range(a.repeat):           # interleaved: every benchmark once per repeat
         for n in names:
             fn, kw = BENCHES[n]
             t = time.time()

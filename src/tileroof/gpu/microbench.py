@@ -3,11 +3,12 @@
 torch / triton / cupy are imported inside the functions."""
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 
 from .provenance import query_smi
-from .stats import median, summarize
+from .stats import median, spread_pct, summarize
 
 
 @dataclass
@@ -17,10 +18,10 @@ class Ctx:
     runs: int = 30
     notes: list = field(default_factory=list)
     # matmul benchmarks: seconds of back-to-back matmuls before timing (the SM clock settles at the
-    # power limit only after ~0.1-1 s of sustained load), then chunks x chunk_runs timed runs
+    # power limit only after ~0.1-1 s of sustained load), then mm_runs timed runs (in mm_chunks chunks)
     mm_warm_s: float = 1.5
+    mm_runs: int = 200
     mm_chunks: int = 5
-    mm_chunk_runs: int = 40
 
 
 def events(fn, runs: int, warmup: int = 3, before=None) -> dict:
@@ -344,9 +345,10 @@ def launch_overhead(ctx: Ctx, graph_launches: int = 1000, graph_replays: int = 2
             for _ in range(graph_launches):
                 tri()
         st = events(g.replay, graph_replays, warmup=3)
-        graph = {k: (v * 1e6 / graph_launches if isinstance(v, float) and k.endswith("_s") else v)
+        graph = {(k[:-2] + "_us" if k.endswith("_s") else k):
+                 (v * 1e6 / graph_launches if isinstance(v, float) and k.endswith("_s") else v)
                  for k, v in st.items()}
-        res["graph_per_launch_us"] = graph["median_s"]
+        res["graph_per_launch_us"] = graph["median_us"]
         del g
     except Exception as ex:  # noqa: BLE001
         errors.append(f"graph: {type(ex).__name__}: {ex}")
@@ -354,7 +356,6 @@ def launch_overhead(ctx: Ctx, graph_launches: int = 1000, graph_replays: int = 2
     # 2. GPU-side back to back: enqueue the launches while a spin kernel holds the GPU, so the
     #    events see the front end process a full queue (no CPU gaps)
     try:
-        spin = _cupy_launch("spin_ns", 1, 32, None)
         f_spin = cupy_fn("spin_ns")
         stream = cupy.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream)
         cpu_one = _cpu_back_to_back_us(tri, launches=50, batches=1) * 1e-6
@@ -370,7 +371,6 @@ def launch_overhead(ctx: Ctx, graph_launches: int = 1000, graph_replays: int = 2
             e.record()
             torch.cuda.synchronize()
             per.append(s.elapsed_time(e) * 1e3 / queued_launches)
-        del spin
         res["queued_back_to_back_us"] = median(per)
         res["queued_back_to_back_samples_us"] = per
         res["queued_hold_ms"] = hold_ns / 1e6
@@ -392,7 +392,7 @@ def launch_overhead(ctx: Ctx, graph_launches: int = 1000, graph_replays: int = 2
         res["launch_errors"] = errors
     if graph is None:
         raise RuntimeError("CUDA-graph launch timing failed: " + "; ".join(errors))
-    return {"value": graph["median_s"], "unit": "us", "stats_us": graph, **res,
+    return {"value": graph["median_us"], "unit": "us", "stats_us": graph, **res,
             "method": f"empty Triton kernel (1 block): CUDA graph of {graph_launches} launches, replay time / "
                       f"{graph_launches}, median of {graph_replays} replays (cuda events). Extra: "
                       f"queued_back_to_back_us = {queued_launches} launches queued behind a spin kernel, events "
@@ -407,7 +407,7 @@ def _atomic_cfg(ctx: Ctx) -> tuple:
     return ctx.sm_count * 8, 256          # 2048 threads per SM: full occupancy
 
 
-def _scale_to(fn_for, first: int, target_s: float, lo: int, hi: int) -> tuple:
+def _scale_to(fn_for, first: int, target_s: float, lo: int, hi: int) -> int:
     """Run fn_for(first) a few times, then pick a power-of-two count so one launch takes ~target_s."""
     import torch
     f = fn_for(first)
@@ -415,7 +415,7 @@ def _scale_to(fn_for, first: int, target_s: float, lo: int, hi: int) -> tuple:
     torch.cuda.synchronize()
     st = events(f, 3, warmup=1)
     k = first * target_s / max(st["median_s"], 1e-7)
-    k = 1 << max(0, round(__import__("math").log2(max(k, 1))))
+    k = 1 << max(0, round(math.log2(max(k, 1))))
     return int(min(hi, max(lo, k)))
 
 
@@ -472,8 +472,8 @@ def atomic_throughput_distinct(ctx: Ctx, span_mib: int = 64, target_s: float = 2
             "ops_per_run": ops, "sweeps": sweeps, "table_bytes": span,
             "method": f"cupy kernel: {grid} blocks x {block} threads, thread t does red.global.add.s32 on its own "
                       f"entries t + k*{nthr} (k < {per_thread}; a warp hits one 128-B line per step, no address "
-                      f"shared between threads) of a {span / 2**20:.1f} MiB int32 table (about the L2 size, so "
-                      f"partly DRAM), {sweeps} sweep(s) per launch; atomics / median time, {st['n']} runs, cuda "
+                      f"shared between threads) of a {span / 2**20:.1f} MiB int32 table ({span / ctx.l2_bytes:.2f} x the "
+                      f"L2, so partly DRAM), {sweeps} sweep(s) per launch; atomics / median time, {st['n']} runs, cuda "
                       "events; every entry checked once"}
 
 
@@ -507,19 +507,64 @@ def _mm_case(kind: str, n: int):
     raise ValueError(kind)
 
 
+def sustained(fn, warm_s: float, runs: int, chunks: int = 5) -> dict:
+    """Steady-state timing of a long-running fn(): enqueue ~warm_s seconds of fn() back to back
+    (so the SM clock has settled where the power limit holds it), then, with no gap, `runs` runs
+    with an event between every two.  mean_s = the timed window / runs: it averages the clock's
+    oscillation around the power limit, where the per-run median flips between the oscillation's
+    two levels (seen in the first H200 calibration: p10 and p90 ~8 % apart).  The window is also
+    cut into `chunks` chunks whose mean times show how steady it was."""
+    import torch
+    fn()
+    torch.cuda.synchronize()
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    s.record()
+    for _ in range(3):
+        fn()
+    e.record()
+    torch.cuda.synchronize()
+    one = max(s.elapsed_time(e) * 1e-3 / 3, 1e-6)
+    n_warm = int(min(20000, max(10, math.ceil(warm_s / one))))
+    n = max(runs, chunks)
+    chunk_runs = n // chunks
+    ev = [torch.cuda.Event(enable_timing=True) for _ in range(n + 2)]
+    ev[0].record()
+    for _ in range(n_warm):
+        fn()
+    ev[1].record()
+    for i in range(n):
+        fn()
+        ev[i + 2].record()
+    torch.cuda.synchronize()
+    times = [ev[i + 1].elapsed_time(ev[i + 2]) * 1e-3 for i in range(n)]   # run i: ev[i+1] -> ev[i+2]
+    chunk_s = [sum(times[c * chunk_runs:(c + 1) * chunk_runs]) / chunk_runs for c in range(chunks)]
+    window = ev[1].elapsed_time(ev[n + 1]) * 1e-3
+    return {"mean_s": window / n, "median_chunk_s": median(chunk_s), "chunk_mean_s": chunk_s,
+            "per_run": summarize(times, "cuda events"), "warm_runs": n_warm,
+            "warm_gpu_s": ev[0].elapsed_time(ev[1]) * 1e-3, "probe_s": one, "timed_gpu_s": window, "n": n}
+
+
 def tensor_throughput(ctx: Ctx, kind: str, n: int = 8192) -> dict:
     import torch
     old = torch.backends.cuda.matmul.allow_tf32
     torch.backends.cuda.matmul.allow_tf32 = kind == "tf32"
     try:
         fn, what = _mm_case(kind, n)
-        st = events(fn, ctx.runs, warmup=5)
+        st = sustained(fn, ctx.mm_warm_s, ctx.mm_runs, ctx.mm_chunks)
     finally:
         torch.backends.cuda.matmul.allow_tf32 = old
-    rate = 2 * n ** 3 / st["median_s"] / 1e12
+    flops = 2 * n ** 3
+    rate = flops / st["mean_s"] / 1e12
     unit = "TOP/s" if kind == "int8" else "TFLOP/s"
-    return {"value": rate, "unit": unit, "stats": st,
-            "method": f"{what}, {n}^3 random inputs, 2*M*N*K / median time, {st['n']} runs after 5 warm-ups"}
+    chunk_rates = [flops / c / 1e12 for c in st["chunk_mean_s"]]
+    return {"value": rate, "unit": unit, "stats": st, "chunk_rates": chunk_rates,
+            "chunk_spread_pct": spread_pct(chunk_rates),
+            "per_run_median_rate": flops / st["per_run"]["median_s"] / 1e12,
+            "method": f"{what}, {n}^3 random inputs; {st['warm_runs']} back-to-back runs "
+                      f"(~{ctx.mm_warm_s:g} s, to the steady power-limited SM clock), then with no gap "
+                      f"{st['n']} timed runs (cuda events); 2*M*N*K / (timed window / {st['n']}), i.e. the "
+                      "sustained rate; chunk_spread_pct = spread of the rates of its "
+                      f"{ctx.mm_chunks} chunks"}
 
 
 def sm_clock_under_matmul(ctx: Ctx, n: int = 8192) -> dict:

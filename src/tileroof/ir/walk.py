@@ -90,6 +90,7 @@ class Walker:
         self.loop_trip = 1
         self.pipeline = 0
         self._pipelines = 0
+        self.parallel_vars: list = []
         self.seq_loop: LoopAxis | None = None
         self.swizzle = (0, "row")
         self.footprint_parts: dict = defaultdict(list)
@@ -269,10 +270,13 @@ class Walker:
                 self.pipeline = self._pipelines
             self.loop_trip = loop.max_extent
             self.seq_loop = loop
-        inner = m if loop.replicated else _weight(m, extent, self.loops)
-        if loop.replicated:
-            inner = _weight(m, extent, {})
+        inner = _weight(m, extent, self.loops)
+        parallel = s.kind in (tirx.ForKind.PARALLEL, tirx.ForKind.VECTORIZED)
+        if parallel:
+            self.parallel_vars.append(s.loop_var)
         self.visit(s.body, inner)
+        if parallel:
+            self.parallel_vars.pop()
         self.stages, self.loop_trip, self.seq_loop, self.pipeline = saved
         del self.loops[axis]
         del self.env[s.loop_var]
@@ -358,6 +362,28 @@ class Walker:
         m, factor = align(m, factor)
         return m * factor
 
+    def _thread_stride(self, info, indices):
+        """Bytes between the elements two neighbouring threads access: the address's coefficient
+        of the innermost T.Parallel variable (TileLang maps it to consecutive threads)."""
+        if not self.parallel_vars or info.scope in (FRAGMENT, LOCAL):
+            return None
+        var = self.parallel_vars[-1]
+        coef_total = 0
+        row = 1
+        try:
+            for idx, dim in reversed(list(zip(indices, info.shape))):
+                lin = affine.linearize(self.ev, idx) if isinstance(idx, tirx.PrimExpr) else None
+                if lin is None:
+                    return None
+                c = lin.coef.get(var, 0)
+                if isinstance(c, np.ndarray):
+                    c = int(np.max(np.abs(c)))
+                coef_total += int(c) * row
+                row *= int(dim)
+        except DataDependent:
+            return None
+        return int(abs(coef_total) * dtype_bytes(info.dtype))
+
     def _grid_size(self) -> int:
         return self.grid[0] * self.grid[1] * self.grid[2]
 
@@ -371,11 +397,13 @@ class Walker:
         operands = []
         for load in arith.loads:
             info = self._register(load.buffer)
-            operands.append(Operand(info.name, info.scope, info.dtype, "read", (1,), n))
+            operands.append(Operand(info.name, info.scope, info.dtype, "read", (1,), n,
+                                    access_stride=self._thread_stride(info, load.indices)))
             if info.scope == GLOBAL:
                 self._element_footprint(info, load.indices, m)
         info = self._register(s.buffer)
-        operands.append(Operand(info.name, info.scope, info.dtype, "write", (1,), n))
+        operands.append(Operand(info.name, info.scope, info.dtype, "write", (1,), n,
+                                access_stride=self._thread_stride(info, s.indices)))
         if info.scope == GLOBAL:
             self._element_footprint(info, s.indices, m)
         for name, cnt in arith.unknown.items():
