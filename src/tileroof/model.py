@@ -63,6 +63,27 @@ class Timing:
     assumptions: list = field(default_factory=list)
 
 
+# a table of atomics targets at most this large is "hot": its lines stay in L2 and updates to the
+# same line serialise there (a histogram); larger targets spread over the L2 slices
+HOT_ATOMIC_BYTES = 1 << 20
+
+
+def _atomic_ops(trace: KernelTrace):
+    """(atomic updates onto small hot tables, atomic updates spread over large targets)."""
+    hot = spread = 0
+    for rec in trace.ops:
+        for op in rec.operands:
+            if op.access != "atomic" or op.scope != GLOBAL:
+                continue
+            info = trace.buffers.get(op.buffer)
+            target = trace.footprints.get(info.storage, info.nbytes) if info else 0
+            if target <= HOT_ATOMIC_BYTES:
+                hot += op.elements
+            else:
+                spread += op.elements
+    return (hot, spread) if hot or spread else None
+
+
 def _pipelined_g2s(trace: KernelTrace) -> bool:
     return any(op.pipeline and op.kind == "copy" and op.attrs.get("src_scope") == GLOBAL
                and op.attrs.get("dst_scope") == SHARED for op in trace.ops)
@@ -221,6 +242,16 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
         assumptions.append(f"{dev.name}: no L2 bandwidth in the catalog, L2 not timed")
     if dev.dram_bw:
         res["dram"] = mem.dram_bytes / dev.dram_bw
+    # atomics execute in the L2 slices: many threads hitting a small table serialise on its lines
+    atomics = _atomic_ops(trace)
+    if atomics:
+        hot, spread = atomics
+        rate_hot = dev.atomic_rate_contended or dev.atomic_rate
+        t_atomic = (hot / rate_hot if rate_hot else 0.0) + (spread / dev.atomic_rate if dev.atomic_rate else 0.0)
+        if t_atomic:
+            res["atomics"] = t_atomic
+        else:
+            assumptions.append(f"{dev.name}: no measured atomic throughput, atomics not timed")
 
     order = memory.launch_order(trace)
     pipe = block_pipeline(trace, counts, dev, occ)
