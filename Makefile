@@ -15,6 +15,11 @@ demo: $(VENV)/.installed
 	$(VENV)/bin/tileroof analyze examples/gemm.py:matmul -p M=4096 -p N=4096 -p K=4096
 
 test: $(VENV)/.installed
+	$(VENV)/bin/tileroof score --check    # prints the model-vs-H200 table; fails on an accuracy regression
 	$(PY) -m pytest tests
 
-.PHONY: install demo test
+bench: $(VENV)/.installed
+	$(PY) benchmarks/analysis_speed.py
+	$(PY) benchmarks/ablation.py
+
+.PHONY: install demo test bench
