@@ -22,7 +22,7 @@ import time
 import pytest
 
 from tileroof.corpus import CASES, SWEEPS, Expected
-from tileroof.corpus import attention, conv, elementwise, gemm, gemv, misc, norm, reduce
+from tileroof.corpus import attention, conv, elementwise, extra, gemm, gemv, misc, norm, reduce
 
 # --------------------------------------------------------------------------- tiny params
 # Per kernel, overrides that shrink the problem (keeping it tile-divisible where the case is)
@@ -56,6 +56,10 @@ _TINY = [
     (misc.col_max_atomic, lambda p: dict(M=128, N=256)),
     (misc.transpose_op, lambda p: dict(M=128, N=128)),
     (misc.transpose_swap, lambda p: dict(M=128, N=128)),
+    (extra.elementwise_mul, lambda p: dict(M=128, N=256)),
+    (extra.rope, lambda p: dict(batch=1, seq_len=64, heads=2)),
+    (extra.add_rms_norm, lambda p: dict(M=4, N=512)),
+    (extra.quant_fp8_rowwise, lambda p: dict(M=4, N=512)),
 ]
 
 

@@ -10,9 +10,9 @@ Importing this package imports tilelang (to build the @tilelang.jit kernels) but
 from __future__ import annotations
 
 from .case import Case, Expected
-from . import attention, conv, elementwise, gemm, gemv, misc, norm, reduce
+from . import attention, conv, elementwise, extra, gemm, gemv, misc, norm, reduce
 
-_FAMILIES = (gemm, attention, conv, elementwise, norm, reduce, gemv, misc)
+_FAMILIES = (gemm, attention, conv, elementwise, norm, reduce, gemv, misc, extra)
 
 
 def _build():

@@ -40,6 +40,24 @@ _FREE_CALLS = {"tirx.if_then_else", "tirx.likely", "tirx.reinterpret", "tirx.inf
                "tirx.max_value", "tirx.min_value", "tirx.ret", "tl.infinity"}
 
 
+def _constant(e) -> bool:
+    """True when an expression has no variable and no load: the compiler folds it."""
+    if isinstance(e, (tirx.IntImm, tirx.FloatImm, tirx.StringImm)):
+        return True
+    if isinstance(e, (tirx.Var, tirx.BufferLoad)):
+        return False
+    if isinstance(e, tirx.Call):
+        name = e.op.name if hasattr(e.op, "name") else ""
+        return name in ("tirx.infinity", "tl.infinity", "tirx.max_value", "tirx.min_value") or \
+            (name in CALL_OPS and all(_constant(a) for a in e.args))
+    if isinstance(e, tirx.Cast):
+        return _constant(e.value)
+    parts = [getattr(e, f, None) for f in ("a", "b")]
+    if all(isinstance(p, tirx.PrimExpr) for p in parts):
+        return all(_constant(p) for p in parts)
+    return False
+
+
 def _is_float(dtype) -> bool:
     d = str(dtype)
     return d.startswith(("float", "bfloat"))
@@ -55,6 +73,8 @@ class ArithCount:
 
     def visit(self, e) -> None:
         if isinstance(e, (tirx.IntImm, tirx.FloatImm, tirx.Var, tirx.StringImm)) or e is None:
+            return
+        if _constant(e):            # folded by the compiler (e.g. -inf written as inf * -1.0)
             return
         if isinstance(e, tirx.BufferLoad):
             self.loads.append(e)

@@ -216,6 +216,11 @@ class Walker:
             self.env[s.var] = loop
             return
         self.env[s.var] = v
+        # a scalar let in element code (x = X[i]) still loads and computes once per execution
+        arith = ArithCount()
+        arith.visit(v)
+        if arith.loads or arith.ops:
+            self._element_record(f"{s.var.name} = ...", arith, m, target=None)
 
     def visit_AttrStmt(self, s, m):
         if s.attr_key == "threadblock_swizzle_pattern":
@@ -392,6 +397,10 @@ class Walker:
         arith.visit(s.value)
         for i in s.indices:
             arith._indices(i)
+        self._element_record(f"{s.buffer.name}[...] = ...", arith, m, target=s)
+
+    def _element_record(self, label, arith, m, target):
+        """One record for element-level code: its loads, its store (if any) and its arithmetic."""
         per_block = self._per_block(m)
         n = int(per_block.sum())
         operands = []
@@ -401,15 +410,16 @@ class Walker:
                                     access_stride=self._thread_stride(info, load.indices)))
             if info.scope == GLOBAL:
                 self._element_footprint(info, load.indices, m)
-        info = self._register(s.buffer)
-        operands.append(Operand(info.name, info.scope, info.dtype, "write", (1,), n,
-                                access_stride=self._thread_stride(info, s.indices)))
-        if info.scope == GLOBAL:
-            self._element_footprint(info, s.indices, m)
+        if target is not None:
+            info = self._register(target.buffer)
+            operands.append(Operand(info.name, info.scope, info.dtype, "write", (1,), n,
+                                    access_stride=self._thread_stride(info, target.indices)))
+            if info.scope == GLOBAL:
+                self._element_footprint(info, target.indices, m)
         for name, cnt in arith.unknown.items():
             self._unmodeled(name, m, "operation in element code not modelled")
         self.ops.append(OpRecord(
-            kind="elementwise", label=f"{s.buffer.name}[...] = ...", executions=n, per_block=per_block,
+            kind="elementwise", label=label, executions=n, per_block=per_block,
             operands=tuple(operands), ops_per_exec=dict(arith.ops), pipeline_stages=self.stages,
             loop_trip=self.loop_trip, pipeline=self.pipeline))
 

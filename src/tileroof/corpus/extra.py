@@ -1,0 +1,621 @@
+"""Extra cases, added as held-out evidence: the existing kernels (gemm, attention, norm, reduce,
+gemv, misc) at new shapes, dtypes and tile configurations, four new kernels (bf16 elementwise
+multiply, rotary embedding with cos/sin tables, fused residual-add + RMSNorm, row-wise fp8
+quantisation), and the "fa_causal" sweep (causal flash-attention forward, B=4 H=32 S=4096
+D=128, over block_M / block_N / num_stages / threads).
+
+Counting conventions are those of case.py and of the kernels' home modules; every case below
+states its formulas.  CUDA-core FLOPs follow the element-level arithmetic as written in the TIR:
+add, sub, mul, div, max = 1 per result, a float `a * b + c` = one FMA = 2; T.reduce_* costs 1
+per source element; integer index math, comparisons on integers, casts and T.if_then_else cost
+nothing.
+"""
+# NOTE: no `from __future__ import annotations` (see gemm.py).
+
+import tilelang
+import tilelang.language as T
+
+from .case import Case, Expected
+from ._util import cdiv, generator, nan_out, nbytes, randn
+from .attention import (_fa_inputs, _fa_ref, _fa_ref_causal, _gqa_inputs, _gqa_ref,
+                        flash_attn_fwd, gqa_decode)
+from .gemm import (_bias_relu_inputs, _bias_relu_ref, _bmm_inputs, _bmm_ref, _matmul_inputs,
+                   _matmul_ref_nn, _matmul_ref_nt, _splitk_inputs, _splitk_ref, bmm, matmul,
+                   matmul_bias_relu, matmul_splitk)
+from .gemv import _inputs as _gemv_inputs
+from .gemv import _ref as _gemv_ref
+from .gemv import gemv_tiled
+from .misc import _transpose_inputs, _transpose_ref, transpose_op
+from .norm import (_ln_inputs, _ln_ref_for, _rms_inputs, _rms_ref_for, _softmax_inputs,
+                   _softmax_ref, layer_norm, rms_norm, softmax)
+from .reduce import _ref_rowsum, _row_inputs, row_reduce
+
+FP8_E4M3_MAX = 448.0
+
+
+# ----------------------------------------------------------------------------- new kernels
+@tilelang.jit
+def elementwise_mul(M, N, block_M=64, block_N=256, threads=256, dtype="bfloat16"):
+    """C = A * B elementwise, element loads/stores in T.Parallel (examples/elementwise style)."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
+            for i, j in T.Parallel(block_M, block_N):
+                C[by * block_M + i, bx * block_N + j] = (A[by * block_M + i, bx * block_N + j] *
+                                                         B[by * block_M + i, bx * block_N + j])
+
+    return main
+
+
+@tilelang.jit
+def rope(batch, seq_len, heads, dim, block_S=32, threads=256, dtype="float16"):
+    """Rotary embedding, rotate-half (GPT-NeoX) form, on X[batch, seq, heads, dim]:
+        Y[..., j]        = x1 * cos[s, j] - x2 * sin[s, j]
+        Y[..., j + D/2]  = x2 * cos[s, j] + x1 * sin[s, j]       (x1 = X[..., j], x2 = X[..., j + D/2])
+    with float32 cos/sin tables (seq, D/2).  One block per (block_S positions, head, batch), so
+    the tables are re-read by every head and batch (from L2)."""
+    half = dim // 2
+
+    @T.prim_func
+    def main(X: T.Tensor((batch, seq_len, heads, dim), dtype),
+             Cos: T.Tensor((seq_len, half), "float32"),
+             Sin: T.Tensor((seq_len, half), "float32"),
+             Y: T.Tensor((batch, seq_len, heads, dim), dtype)):
+        with T.Kernel(T.ceildiv(seq_len, block_S), heads, batch, threads=threads) as (bx, by, bz):
+            for i, j in T.Parallel(block_S, half):
+                s = bx * block_S + i
+                x1 = X[bz, s, by, j].astype("float32")
+                x2 = X[bz, s, by, j + half].astype("float32")
+                c = Cos[s, j]
+                sn = Sin[s, j]
+                Y[bz, s, by, j] = (x1 * c - x2 * sn).astype(dtype)
+                Y[bz, s, by, j + half] = (x2 * c + x1 * sn).astype(dtype)
+
+    return main
+
+
+@tilelang.jit
+def add_rms_norm(M, N, block_M=2, threads=256, eps=1e-6, dtype="bfloat16"):
+    """Fused residual add + RMSNorm (the transformer pre-norm step):
+        H = X + R  (written to Rout),   Y = H * rsqrt(mean(H^2) + eps) * w
+    block_M whole rows per block held in float32 fragments; the weight vector is copied once per
+    block into shared memory (as norm.rms_norm)."""
+
+    @T.prim_func
+    def main(X: T.Tensor((M, N), dtype), R: T.Tensor((M, N), dtype), Wt: T.Tensor((N,), dtype),
+             Y: T.Tensor((M, N), dtype), Rout: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(M, block_M), threads=threads) as bx:
+            w_shared = T.alloc_shared((N,), dtype)
+            x = T.alloc_fragment((block_M, N), "float32")
+            r = T.alloc_fragment((block_M, N), "float32")
+            sq = T.alloc_fragment((block_M, N), "float32")
+            rstd = T.alloc_fragment((block_M,), "float32")
+            T.copy(Wt, w_shared)
+            T.copy(X[bx * block_M, 0], x)
+            T.copy(R[bx * block_M, 0], r)
+            for i, j in T.Parallel(block_M, N):
+                x[i, j] = x[i, j] + r[i, j]
+            T.copy(x, Rout[bx * block_M, 0])
+            for i, j in T.Parallel(block_M, N):
+                sq[i, j] = x[i, j] * x[i, j]
+            T.reduce_sum(sq, rstd, dim=1)
+            for i in T.Parallel(block_M):
+                rstd[i] = T.rsqrt(rstd[i] / N + eps)
+            for i, j in T.Parallel(block_M, N):
+                x[i, j] = x[i, j] * rstd[i] * w_shared[j]
+            T.copy(x, Y[bx * block_M, 0])
+
+    return main
+
+
+@tilelang.jit
+def quant_fp8_rowwise(M, N, block_M=2, threads=256, dtype="bfloat16",
+                      out_dtype="float8_e4m3fn"):
+    """Per-row dynamic fp8 quantisation: scale[i] = max(max_j |X[i, j]|, 1e-6) / 448,
+    Q[i, j] = fp8(X[i, j] / scale[i]).  Whole rows in a float32 fragment, T.reduce_absmax, the
+    conversion to fp8 done by the fragment -> global T.copy."""
+
+    @T.prim_func
+    def main(X: T.Tensor((M, N), dtype), Q: T.Tensor((M, N), out_dtype),
+             Scale: T.Tensor((M,), "float32")):
+        with T.Kernel(T.ceildiv(M, block_M), threads=threads) as bx:
+            x = T.alloc_fragment((block_M, N), "float32")
+            amax = T.alloc_fragment((block_M,), "float32")
+            T.copy(X[bx * block_M, 0], x)
+            T.reduce_absmax(x, amax, dim=1)
+            for i in T.Parallel(block_M):
+                amax[i] = T.max(amax[i], 1e-6) / FP8_E4M3_MAX
+            for i, j in T.Parallel(block_M, N):
+                x[i, j] = x[i, j] / amax[i]
+            T.copy(x, Q[bx * block_M, 0])
+            T.copy(amax, Scale[bx * block_M])
+
+    return main
+
+
+# ----------------------------------------------------------------------------- inputs / refs
+def _mul_inputs(p, device):
+    g = generator(device, 0)
+    M, N, dt = p["M"], p["N"], p["dtype"]
+    return [randn((M, N), dt, device, g), randn((M, N), dt, device, g), nan_out((M, N), dt, device)]
+
+
+def _mul_ref(args):
+    return {2: args[0].float() * args[1].float()}
+
+
+def _rope_tables(seq_len, dim, device, base=10000.0):
+    import torch
+
+    half = dim // 2
+    inv_freq = base ** (-torch.arange(half, dtype=torch.float64, device=device) * 2.0 / dim)
+    ang = torch.arange(seq_len, dtype=torch.float64, device=device)[:, None] * inv_freq[None, :]
+    return torch.cos(ang).float().contiguous(), torch.sin(ang).float().contiguous()
+
+
+def _rope_inputs(p, device):
+    g = generator(device, 0)
+    B, S, H, D, dt = p["batch"], p["seq_len"], p["heads"], p["dim"], p["dtype"]
+    cos, sin = _rope_tables(S, D, device)
+    return [randn((B, S, H, D), dt, device, g), cos, sin, nan_out((B, S, H, D), dt, device)]
+
+
+def _rope_ref(args):
+    import torch
+
+    x, cos, sin = args[0].float(), args[1].float(), args[2].float()
+    half = x.shape[-1] // 2
+    x1, x2 = x[..., :half], x[..., half:]
+    c, s = cos[None, :, None, :], sin[None, :, None, :]
+    return {3: torch.cat([x1 * c - x2 * s, x2 * c + x1 * s], dim=-1)}
+
+
+def _add_rms_inputs(p, device):
+    g = generator(device, 0)
+    M, N, dt = p["M"], p["N"], p["dtype"]
+    return [randn((M, N), dt, device, g), randn((M, N), dt, device, g), randn((N,), dt, device, g),
+            nan_out((M, N), dt, device), nan_out((M, N), dt, device)]
+
+
+def _add_rms_ref_for(eps):
+    def ref(args):
+        h = args[0].float() + args[1].float()
+        w = args[2].float()
+        return {3: h * (h.pow(2).mean(-1, keepdim=True) + eps).rsqrt() * w, 4: h}
+
+    return ref
+
+
+def _quant_inputs(p, device):
+    g = generator(device, 0)
+    M, N = p["M"], p["N"]
+    return [randn((M, N), p["dtype"], device, g), nan_out((M, N), p["out_dtype"], device),
+            nan_out((M,), "float32", device)]
+
+
+def _quant_ref(args):
+    import torch
+
+    x = args[0].float()
+    scale = x.abs().amax(dim=1).clamp_min(1e-6) / FP8_E4M3_MAX
+    q = (x / scale[:, None]).to(args[1].dtype).float()
+    return {1: q, 2: scale}
+
+
+# ----------------------------------------------------------------------------- expected
+def _mm_expected(p) -> Expected:
+    """matmul (gemm.py): derivation in gemm.py's header."""
+    M, N, K = p["M"], p["N"], p["K"]
+    bm, bn, bk = p["block_M"], p["block_N"], p["block_K"]
+    ib, ob = nbytes(p["in_dtype"]), nbytes(p["out_dtype"])
+    gm, gn, gk = cdiv(M, bm), cdiv(N, bn), cdiv(K, bk)
+    return Expected(
+        # gm*gn blocks x gk iterations x one full bm x bn x bk tile gemm
+        tensor_flops=2 * (gm * bm) * (gn * bn) * (gk * bk),
+        # no element-level arithmetic: T.clear is a fill, the gemm runs on the tensor cores
+        cuda_flops=0,
+        sfu_ops=0,
+        # A read once per block column (gn), B once per block row (gm)
+        global_read_bytes=(gn * M * K + gm * K * N) * ib,
+        # C written once
+        global_write_bytes=M * N * ob,
+        global_atomic_bytes=0,
+        unique_bytes=(M * K + K * N) * ib + M * N * ob,
+    )
+
+
+def _fa_counts(p) -> Expected:
+    """flash_attn_fwd (attention.py), with the CUDA-core FLOPs added."""
+    B, H, S, D = p["batch"], p["heads"], p["seq_len"], p["dim"]
+    bM, bN = p["block_M"], p["block_N"]
+    b = nbytes(p["dtype"])
+    nq = cdiv(S, bM)                       # query tiles
+    blocks = B * H * nq
+    if p["is_causal"]:
+        # query tile bx loops over min(ceil(S/bN), ceil((bx+1)*bM/bN)) key tiles; diagonal tiles
+        # run whole (masked with -inf, not skipped)
+        iters = sum(min(cdiv(S, bN), cdiv((bx + 1) * bM, bN)) for bx in range(nq))
+    else:
+        iters = nq * cdiv(S, bN)
+    iters *= B * H                         # summed over every block
+    return Expected(
+        # two gemms per iteration: S = Q K^T (bM x bN x D) and O += P V (bM x D x bN)
+        tensor_flops=iters * 2 * (2 * bM * bN * D),
+        # per iteration: reduce_max over bM*bN (1 each); rescale factor exp2(prev*c - max*c) per
+        # row = mul, mul, sub (3); probabilities exp2(s*c - max*c) per element (3); reduce_sum
+        # over bM*bN (1); logsum = logsum*scale + sum per row = one FMA (2); acc_o *= scale
+        # per bM*D element (1).  The causal mask compares integer indices: free.
+        # Per block after the loop: acc_o /= logsum, bM*D divisions.
+        cuda_flops=iters * (5 * bM * bN + 5 * bM + bM * D) + blocks * bM * D,
+        # exp2: bM rescale factors + bM*bN probabilities per iteration
+        sfu_ops=iters * (bM + bM * bN),
+        # Q tile once per block, K and V tiles every iteration
+        global_read_bytes=(blocks * bM * D + iters * 2 * bN * D) * b,
+        # the output tile once per block
+        global_write_bytes=blocks * bM * D * b,
+        global_atomic_bytes=0,
+        # Q, K, V, O each touched in full
+        unique_bytes=4 * B * H * S * D * b,
+    )
+
+
+def _gqa_counts(p) -> Expected:
+    """gqa_decode (attention.py): derivation of attention._gqa_expected, CUDA-core FLOPs added."""
+    B, H, KVH, S, D = p["batch"], p["heads"], p["kv_heads"], p["seqlen_kv"], p["dim"]
+    bN, bH = p["block_N"], p["block_H"]
+    G = H // KVH                           # query heads per KV head
+    blocks = B * KVH
+    iters = blocks * cdiv(S, bN)
+    return Expected(
+        # both gemms run on the bH-row padded tile: bH x bN x D and bH x D x bN
+        tensor_flops=iters * 2 * (2 * bH * bN * D),
+        # as flash_attn_fwd with bM -> bH: 5 per score element, 5 per row, 1 per acc_o element
+        # per iteration; the final division over the bH x D accumulator once per block
+        cuda_flops=iters * (5 * bH * bN + 5 * bH + bH * D) + blocks * bH * D,
+        sfu_ops=iters * (bH + bH * bN),
+        # Q: G rows per block (the T.clear of Q_shared reads nothing); K, V: one bN x D tile each
+        # per iteration = the whole KV cache once
+        global_read_bytes=(blocks * G * D + iters * 2 * bN * D) * 2,
+        # G output rows per block
+        global_write_bytes=blocks * G * D * 2,
+        global_atomic_bytes=0,
+        # Q and O (B*H*D each), K and V (B*S*KVH*D each)
+        unique_bytes=(2 * B * H * D + 2 * B * S * KVH * D) * 2,
+    )
+
+
+# ----------------------------------------------------------------------------- case builders
+def _mm_params(M, N, K, bm, bn, bk, stages, threads, in_dtype="float16", out_dtype="float16",
+               trans_B=False, swizzle=False):
+    return dict(M=M, N=N, K=K, block_M=bm, block_N=bn, block_K=bk, num_stages=stages,
+                threads=threads, in_dtype=in_dtype, out_dtype=out_dtype,
+                accum_dtype="float32", trans_B=trans_B, swizzle=swizzle)
+
+
+def _mm_case(name, p, rtol=1e-2, tags=(), note=""):
+    return Case(name=name, kernel=matmul, params=p, make_inputs=_matmul_inputs,
+                reference=_matmul_ref_nt if p["trans_B"] else _matmul_ref_nn,
+                expected=_mm_expected(p), rtol=rtol,
+                tags=("gemm", p["in_dtype"], "nt" if p["trans_B"] else "nn", "extra") + tuple(tags),
+                note=note)
+
+
+def _fa_params(batch, heads, seq_len, dim, is_causal, bM, bN, stages, threads, dtype="float16"):
+    return dict(batch=batch, heads=heads, seq_len=seq_len, dim=dim, is_causal=is_causal,
+                block_M=bM, block_N=bN, num_stages=stages, threads=threads, dtype=dtype,
+                accum_dtype="float32")
+
+
+def _fa_case(name, p, rtol=1e-2, sweep=None, note=""):
+    causal = p["is_causal"]
+    return Case(name=name, kernel=flash_attn_fwd, params=p, make_inputs=_fa_inputs,
+                reference=_fa_ref_causal if causal else _fa_ref, expected=_fa_counts(p),
+                rtol=rtol, sweep=sweep,
+                tags=("attention", p["dtype"], "extra") + (("causal",) if causal else ()),
+                note=note)
+
+
+# ----------------------------------------------------------------------------- cases
+def _gemm_cases() -> list[Case]:
+    out = [
+        _mm_case("gemm_nn_bf16_2048x8192x1024",
+                 _mm_params(2048, 8192, 1024, 128, 256, 64, 3, 256, "bfloat16", "bfloat16"),
+                 note="wide N, short K (16 iterations); 128x256x64 tiles, 3 stages, 256 threads"),
+        _mm_case("gemm_nn_bf16_8192x2048x4096",
+                 _mm_params(8192, 2048, 4096, 64, 128, 64, 4, 128, "bfloat16", "bfloat16"),
+                 note="tall M; small 64x128x64 tiles with 4 stages and one warpgroup"),
+        _mm_case("gemm_nn_fp16_8192x8192x256",
+                 _mm_params(8192, 8192, 256, 128, 128, 64, 2, 128),
+                 note="K = 256: 4 K-iterations per block, the 128 MiB C write dominates"),
+        _mm_case("gemm_nt_fp16_6144_swizzle",
+                 _mm_params(6144, 6144, 6144, 128, 256, 64, 3, 256, trans_B=True, swizzle=True),
+                 note="B stored (N, K); 48 x 24 tile grid with block rasterisation (panel 10)"),
+        _mm_case("gemm_nt_fp8e4m3_bf16out_8192",
+                 _mm_params(8192, 8192, 8192, 128, 256, 128, 3, 256, "float8_e4m3fn", "bfloat16",
+                            trans_B=True),
+                 rtol=5e-2, tags=("fp8",),
+                 note="fp8 e4m3 in (K-major B), fp32 accumulate, bf16 out; 128x256x128 tiles"),
+    ]
+
+    p = dict(M=4096, N=8192, K=2048, block_M=128, block_N=128, block_K=64, num_stages=3,
+             threads=256, dtype="bfloat16", accum_dtype="float32")
+    M, N, K, bm, bn, bk = p["M"], p["N"], p["K"], p["block_M"], p["block_N"], p["block_K"]
+    gm, gn, gk = cdiv(M, bm), cdiv(N, bn), cdiv(K, bk)
+    out.append(Case(
+        "gemm_bias_relu_bf16_4096x8192x2048", matmul_bias_relu, p, _bias_relu_inputs,
+        _bias_relu_ref,
+        Expected(
+            tensor_flops=2 * (gm * bm) * (gn * bn) * (gk * bk),
+            # epilogue max(acc + bias, 0): one add and one max per accumulator element
+            cuda_flops=2 * (gm * bm) * (gn * bn),
+            sfu_ops=0,
+            # A per block column, B per block row, the bn-slice of Bias once per block
+            global_read_bytes=(gn * M * K + gm * K * N + gm * gn * bn) * 2,
+            global_write_bytes=M * N * 2,
+            global_atomic_bytes=0,
+            unique_bytes=(M * K + K * N + N + M * N) * 2),
+        rtol=1e-2, tags=("gemm", "bfloat16", "epilogue", "extra"),
+        note="bf16 GEMM with the bias + ReLU epilogue; 128x128x64, 3 stages, 256 threads"))
+
+    p = dict(batch=64, M=512, N=512, K=512, block_M=128, block_N=128, block_K=64, num_stages=3,
+             threads=128, dtype="float16", accum_dtype="float32")
+    Bt, M, N, K = p["batch"], p["M"], p["N"], p["K"]
+    bm, bn, bk = p["block_M"], p["block_N"], p["block_K"]
+    gm, gn, gk = cdiv(M, bm), cdiv(N, bn), cdiv(K, bk)
+    out.append(Case(
+        "bmm_fp16_b64_512", bmm, p, _bmm_inputs, _bmm_ref,
+        Expected(
+            # per batch the plain GEMM: gm*gn blocks x gk full-tile gemms
+            tensor_flops=Bt * 2 * (gm * bm) * (gn * bn) * (gk * bk),
+            cuda_flops=0, sfu_ops=0,
+            # per batch: A once per block column, B once per block row
+            global_read_bytes=Bt * (gn * M * K + gm * K * N) * 2,
+            global_write_bytes=Bt * M * N * 2,
+            global_atomic_bytes=0,
+            unique_bytes=Bt * (M * K + K * N + M * N) * 2),
+        rtol=1e-2, tags=("gemm", "float16", "batched", "extra"),
+        note="64 small 512^3 GEMMs in one launch: 16 blocks per batch, 1024 blocks"))
+
+    p = dict(M=2048, N=2048, K=8192, split_k=4, block_M=128, block_N=128, block_K=64,
+             num_stages=3, threads=256, dtype="float16", accum_dtype="float32")
+    M, N, K, S = p["M"], p["N"], p["K"], p["split_k"]
+    bm, bn, bk = p["block_M"], p["block_N"], p["block_K"]
+    gm, gn, gk = cdiv(M, bm), cdiv(N, bn), cdiv(K // S, bk)
+    out.append(Case(
+        "gemm_splitk4_fp16_2048x2048x8192", matmul_splitk, p, _splitk_inputs, _splitk_ref,
+        Expected(
+            # gm*gn*S blocks, each gk = (K/S)/bk full-tile gemms
+            tensor_flops=2 * (gm * bm) * (gn * bn) * (S * gk * bk),
+            cuda_flops=0, sfu_ops=0,
+            # the S slices of a block position together read its A rows and B columns over all K
+            global_read_bytes=(gn * M * K + gm * K * N) * 2,
+            global_write_bytes=0,
+            # each of the gm*gn*S blocks atomically adds a bm x bn float32 tile
+            global_atomic_bytes=S * M * N * 4,
+            unique_bytes=(M * K + K * N) * 2 + M * N * 4),
+        rtol=1e-2, tags=("gemm", "float16", "split-k", "atomic", "extra"),
+        note="C must be zero before every launch (atomics accumulate into it); 1024 blocks "
+             "of 32 K-iterations"))
+    return out
+
+
+def _attention_cases() -> list[Case]:
+    out = [
+        _fa_case("fa_fwd_fp16_b8_h16_s4096_d64",
+                 _fa_params(8, 16, 4096, 64, False, 128, 128, 2, 256),
+                 note="head dim 64, non-causal; 128x128 tiles, 2 stages, 256 threads"),
+        _fa_case("fa_fwd_causal_bf16_b2_h16_s8192_d128_bm64",
+                 _fa_params(2, 16, 8192, 128, True, 64, 64, 2, 128, dtype="bfloat16"),
+                 rtol=2e-2,
+                 note="bf16 causal, block_M = 64 with one warpgroup: query tile bx runs bx+1 "
+                      "key tiles (1..128)"),
+    ]
+    p = dict(batch=32, heads=64, kv_heads=4, seqlen_kv=8192, dim=128, block_N=64, block_H=64,
+             num_stages=2, threads=128, dtype="float16", accum_dtype="float32")
+    out.append(Case("gqa_decode_fp16_b32_h64_kv4_s8192_d128", gqa_decode, p, _gqa_inputs,
+                    _gqa_ref, _gqa_counts(p), rtol=1e-2,
+                    tags=("attention", "float16", "decode", "gqa", "extra"),
+                    note="16 query heads per KV head (padded to 64 gemm rows), 64-key tiles; "
+                         "128 blocks streaming 512 MiB of KV"))
+    return out
+
+
+def _rowwise_cases() -> list[Case]:
+    out = []
+    p = dict(M=4096, N=16384, block_M=1, threads=256, dtype="float32")
+    M, N, bm = p["M"], p["N"], p["block_M"]
+    out.append(Case(
+        "softmax_fp32_4096x16384", softmax, p, _softmax_inputs, _softmax_ref,
+        Expected(
+            # every row read once and written once by the block that owns it
+            global_read_bytes=M * N * 4, global_write_bytes=M * N * 4, global_atomic_bytes=0,
+            tensor_flops=0,
+            # per element: reduce_max (1), x*log2e - max*log2e (mul, mul, sub = 3),
+            # reduce_sum (1), x / sum (1)
+            cuda_flops=cdiv(M, bm) * bm * N * 6,
+            # one exp2 per element
+            sfu_ops=cdiv(M, bm) * bm * N,
+            unique_bytes=2 * M * N * 4),
+        rtol=1e-4, tags=("softmax", "float32", "reduce", "extra"),
+        note="one 16384-wide float32 row per block (64 values per thread)"))
+
+    p = dict(M=8192, N=8192, block_M=1, threads=512, eps=1e-6, dtype="bfloat16")
+    M, N, bm = p["M"], p["N"], p["block_M"]
+    out.append(Case(
+        "rmsnorm_bf16_8192x8192", rms_norm, p, _rms_inputs, _rms_ref_for(p["eps"]),
+        Expected(
+            # X once + the whole weight vector once per block (M/bm blocks)
+            global_read_bytes=M * N * 2 + cdiv(M, bm) * N * 2,
+            global_write_bytes=M * N * 2, global_atomic_bytes=0, tensor_flops=0,
+            # per element: x*x (1), reduce_sum (1), x*rstd*w (2 muls);
+            # per row: rstd/N + eps (div, add = 2)
+            cuda_flops=M * N * 4 + M * 2,
+            # one rsqrt per row
+            sfu_ops=cdiv(M, bm) * bm,
+            unique_bytes=(2 * M * N + N) * 2),
+        rtol=1e-2, tags=("norm", "bfloat16", "reduce", "extra"),
+        note="one row per block, 512 threads"))
+
+    p = dict(M=32768, N=2048, block_M=4, threads=256, eps=1e-5, dtype="float16")
+    M, N, bm = p["M"], p["N"], p["block_M"]
+    out.append(Case(
+        "layernorm_fp16_32768x2048", layer_norm, p, _ln_inputs, _ln_ref_for(p["eps"]),
+        Expected(
+            # X once + gamma and beta once per block
+            global_read_bytes=M * N * 2 + cdiv(M, bm) * 2 * N * 2,
+            global_write_bytes=M * N * 2, global_atomic_bytes=0, tensor_flops=0,
+            # per element: reduce_sum(x) (1); (x-mean)*(x-mean) (sub, sub, mul = 3);
+            # reduce_sum(d2) (1); (x-mean)*rstd*g + b (sub, mul, then mul+add = FMA 2 -> 4);
+            # per row: mean/N (1), rstd/N + eps (div, add = 2)
+            cuda_flops=M * N * 9 + M * 3,
+            # one rsqrt per row
+            sfu_ops=cdiv(M, bm) * bm,
+            unique_bytes=(2 * M * N + 2 * N) * 2),
+        rtol=2e-3, tags=("norm", "float16", "reduce", "extra"),
+        note="4 rows of 2048 per block"))
+
+    p = dict(M=16384, N=4096, block_M=2, threads=256, eps=1e-6, dtype="bfloat16")
+    M, N, bm = p["M"], p["N"], p["block_M"]
+    out.append(Case(
+        "add_rmsnorm_bf16_16384x4096", add_rms_norm, p, _add_rms_inputs,
+        _add_rms_ref_for(p["eps"]),
+        Expected(
+            # X and R once each + the weight vector once per block
+            global_read_bytes=2 * M * N * 2 + cdiv(M, bm) * N * 2,
+            # Rout (the residual sum) and Y once each
+            global_write_bytes=2 * M * N * 2, global_atomic_bytes=0, tensor_flops=0,
+            # per element: x + r (1), x*x (1), reduce_sum (1), x*rstd*w (2);
+            # per row: rstd/N + eps (2)
+            cuda_flops=M * N * 5 + M * 2,
+            # one rsqrt per row
+            sfu_ops=cdiv(M, bm) * bm,
+            unique_bytes=(4 * M * N + N) * 2),
+        rtol=1e-2, tags=("norm", "bfloat16", "reduce", "fused", "extra"),
+        note="residual add + RMSNorm, two outputs"))
+
+    p = dict(M=16384, N=8192, block_M=2, threads=256, dtype="bfloat16", out_dtype="float8_e4m3fn")
+    M, N, bm = p["M"], p["N"], p["block_M"]
+    out.append(Case(
+        "quant_fp8_rowwise_bf16_16384x8192", quant_fp8_rowwise, p, _quant_inputs, _quant_ref,
+        Expected(
+            # X once (bf16)
+            global_read_bytes=M * N * 2,
+            # Q once (1 byte per element) + one float32 scale per row
+            global_write_bytes=M * N * 1 + M * 4,
+            global_atomic_bytes=0, tensor_flops=0,
+            # per element: reduce_absmax (1), x / scale (1); per row: max(amax, eps) / 448 (2)
+            cuda_flops=M * N * 2 + M * 2,
+            sfu_ops=0,
+            unique_bytes=M * N * 2 + M * N * 1 + M * 4),
+        rtol=1e-2, tags=("quant", "bfloat16", "fp8", "reduce", "extra"),
+        note="row absmax -> scale -> fp8 e4m3 (saturating convert in the fragment copy)"))
+
+    p = dict(M=65536, N=4096, op="sum", block_M=16, block_N=256, num_stages=3, threads=128,
+             dtype="float16", out_dtype="float32")
+    M, N, bm, bn = p["M"], p["N"], p["block_M"], p["block_N"]
+    out.append(Case(
+        "rowsum_fp16_65536x4096", row_reduce, p, _row_inputs, _ref_rowsum,
+        Expected(
+            # the matrix streamed once through shared tiles (tile-divisible), one float32 per row
+            global_read_bytes=M * N * 2, global_write_bytes=M * 4, global_atomic_bytes=0,
+            tensor_flops=0,
+            # acc += tile: one add per element; the final reduce_sum over the (bm, bn)
+            # accumulator once per block: (M/bm) * bm * bn
+            cuda_flops=M * N + cdiv(M, bm) * bm * bn,
+            sfu_ops=0,
+            unique_bytes=M * N * 2 + M * 4),
+        rtol=1e-5, tags=("reduce", "float16", "extra"),
+        note="fp16 in, fp32 out; 16 rows per block, 256-wide tiles, 3 stages"))
+    return out
+
+
+def _other_cases() -> list[Case]:
+    out = []
+    p = dict(M=8192, N=16384, block_M=64, block_N=256, threads=256, dtype="bfloat16")
+    M, N = p["M"], p["N"]
+    out.append(Case(
+        "ew_mul_bf16_8192x16384", elementwise_mul, p, _mul_inputs, _mul_ref,
+        Expected(
+            # two element loads and one store per element
+            global_read_bytes=2 * M * N * 2, global_write_bytes=M * N * 2,
+            global_atomic_bytes=0, tensor_flops=0,
+            # one bf16 multiply per element
+            cuda_flops=M * N, sfu_ops=0,
+            unique_bytes=3 * M * N * 2),
+        rtol=5e-3, tags=("elementwise", "bfloat16", "extra"),
+        note="C = A * B in bf16, 768 MiB of traffic"))
+
+    p = dict(batch=4, seq_len=4096, heads=32, dim=128, block_S=32, threads=256, dtype="float16")
+    B, S, H, D = p["batch"], p["seq_len"], p["heads"], p["dim"]
+    half = D // 2
+    pairs = B * S * H * half           # T.Parallel (i, j) executions summed over every block
+    out.append(Case(
+        "rope_fp16_b4_s4096_h32_d128", rope, p, _rope_inputs, _rope_ref,
+        Expected(
+            # per (i, j): x1 and x2 (2 fp16), cos and sin (2 float32)
+            global_read_bytes=pairs * (2 * 2 + 2 * 4),
+            # per (i, j): two fp16 stores
+            global_write_bytes=pairs * 2 * 2,
+            global_atomic_bytes=0, tensor_flops=0,
+            # x1*c - x2*s: mul, mul, sub (3); x2*c + x1*s: FMA (2) + mul (1) = 3
+            cuda_flops=pairs * 6, sfu_ops=0,
+            # X and Y in full, the two (S, D/2) float32 tables in full
+            unique_bytes=2 * B * S * H * D * 2 + 2 * S * half * 4),
+        rtol=1e-3, tags=("elementwise", "float16", "rope", "extra"),
+        note="cos/sin tables (2 x 1 MiB) re-read by all 128 (head, batch) pairs"))
+
+    p = dict(M=8192, K=8192, block_M=8, block_K=512, num_stages=2, threads=128,
+             dtype="float32")
+    M, K, bm, bk = p["M"], p["K"], p["block_M"], p["block_K"]
+    out.append(Case(
+        "gemv_tiled_fp32_8192", gemv_tiled, p, _gemv_inputs, _gemv_ref,
+        Expected(
+            # A once; the bk-slice of x once per iteration of every block: (M/bm) * K
+            global_read_bytes=(M * K + cdiv(M, bm) * K) * 4,
+            global_write_bytes=M * 4, global_atomic_bytes=0, tensor_flops=0,
+            # acc += a * x: one FMA (2) per element of A; reduce_sum over the (bm, bk)
+            # accumulator once per block
+            cuda_flops=2 * M * K + cdiv(M, bm) * bm * bk,
+            sfu_ops=0,
+            unique_bytes=(M * K + K + M) * 4),
+        rtol=1e-4, tags=("gemv", "float32", "extra"),
+        note="8 rows x 512 columns per tile, 2 stages, 1024 blocks"))
+
+    p = dict(M=8192, N=16384, block_M=128, block_N=128, threads=256, dtype="float16")
+    M, N = p["M"], p["N"]
+    out.append(Case(
+        "transpose_op_fp16_8192x16384", transpose_op, p, _transpose_inputs, _transpose_ref,
+        Expected(
+            # one tile in, one tile out per block; each element moved once
+            global_read_bytes=M * N * 2, global_write_bytes=M * N * 2,
+            global_atomic_bytes=0, tensor_flops=0, cuda_flops=0, sfu_ops=0,
+            unique_bytes=2 * M * N * 2),
+        rtol=0.0, tags=("transpose", "float16", "extra"),
+        note="non-square matrix, 128x128 shared tiles with T.transpose"))
+    return out
+
+
+def cases() -> list[Case]:
+    return _gemm_cases() + _attention_cases() + _rowwise_cases() + _other_cases()
+
+
+# ----------------------------------------------------------------------------- sweeps
+# causal flash-attention forward, B=4 H=32 S=4096 D=128 fp16: (block_M, block_N, num_stages,
+# threads); block_M = 64 only with 128 threads (one warpgroup), as in the fa_fwd sweep.  Shared
+# memory per block (Q + O tiles + stages x (K + V) tiles) <= 192 KB (bM = bN = 128, 2 stages).
+_FA_CAUSAL_CONFIGS = [
+    (64, 32, 1, 128), (64, 64, 1, 128), (64, 64, 2, 128), (64, 128, 1, 128), (64, 128, 2, 128),
+    (128, 32, 2, 128), (128, 64, 1, 128), (128, 64, 2, 256), (128, 64, 1, 256),
+    (128, 128, 1, 128), (128, 128, 1, 256), (128, 128, 2, 256),
+]
+
+
+def sweeps():
+    out, names = [], {"fa_causal": []}
+    for bM, bN, s, t in _FA_CAUSAL_CONFIGS:
+        name = f"sweep_facausal_bm{bM}_bn{bN}_s{s}_t{t}"
+        out.append(_fa_case(name, _fa_params(4, 32, 4096, 128, True, bM, bN, s, t),
+                            sweep="fa_causal", note="B=4 H=32 S=4096 D=128, causal"))
+        names["fa_causal"].append(name)
+    return out, names
