@@ -15,7 +15,8 @@ def report():
 def test_recorded_corpus_is_complete(report):
     rows = report["rows"]
     assert len([r for r in rows if not r["sweep"]]) >= 25
-    assert len(report["sweeps"]) >= 3 and all(s["n"] >= 10 for s in report["sweeps"].values())
+    # issue 3: at least three sweeps of ten or more correct, measured configs
+    assert sum(1 for s in report["sweeps"].values() if s["n"] >= 10) >= 3
 
 
 def test_accuracy_not_below_accepted_figures(report):

@@ -19,6 +19,9 @@ def analyze_trace(trace, device=None, params=None):
 
     dev = devices.load(device) if not isinstance(device, devices.Device) else device
     c = counts.count(trace)
+    if trace.launches:      # several T.Kernel launches in one PrimFunc: timed one after another
+        parts = [analyze_trace(t, dev, params) for t in trace.launches]
+        return Result(trace, c, dev, model.sequence([p.timing for p in parts]), dict(params or {}), parts)
     timing = model.estimate(trace, c, dev)
     return Result(trace, c, dev, timing, dict(params or {}))
 

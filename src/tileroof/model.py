@@ -151,7 +151,11 @@ def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupan
     # the loop's trip count per block: executions per block of its first global->shared copy
     copies = [rec for rec, _ in loop_ops if rec.kind == "copy" and rec.attrs.get("src_scope") == GLOBAL]
     driver = copies[0] if copies else loop_ops[0][0]
-    iters = driver.per_block.astype(np.float64)
+    trips = driver.attrs.get("pipeline_trips")
+    if trips is not None and np.size(trips) == np.size(driver.per_block):
+        iters = np.asarray(trips, dtype=np.float64)
+    else:   # a SIMT record (code outside T.Parallel) counts one execution per thread
+        iters = driver.per_block.astype(np.float64) / driver.attrs.get("simt_threads", 1.0)
     total_iters = float(iters.sum())
     if total_iters <= 0:
         return None
@@ -286,3 +290,24 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
     util = {k: (v / time_s if time_s else 0.0) for k, v in res.items()}
     return Timing(time_s, bound, res, util, nblocks / slots, slots, imbalance, launch,
                   pipe_info.get("prologue_epilogue_s", 0.0), occ, mem, pipe_info, assumptions)
+
+
+def sequence(timings: list) -> Timing:
+    """Launches run one after another: times, resource times and memory traffic add up; the
+    launch that takes longest names the bound and lends its occupancy and pipeline figures."""
+    main = max(timings, key=lambda t: t.time_s)
+    time_s = sum(t.time_s for t in timings)
+    res: dict[str, float] = {}
+    for t in timings:
+        for k, v in t.resource_s.items():
+            res[k] = res.get(k, 0.0) + v
+    mem = memory.MemoryEstimate(
+        sum(t.memory.dram_read for t in timings), sum(t.memory.dram_write for t in timings),
+        sum(t.memory.l2_read for t in timings), sum(t.memory.l2_write for t in timings),
+        [op for t in timings for op in t.memory.per_operand],
+        list(dict.fromkeys(a for t in timings for a in t.memory.assumptions)))
+    assumptions = [f"{len(timings)} kernel launches in one PrimFunc, timed one after another"]
+    assumptions += list(dict.fromkeys(a for t in timings for a in t.assumptions))
+    return Timing(time_s, main.bound, res, {k: (v / time_s if time_s else 0.0) for k, v in res.items()},
+                  sum(t.waves for t in timings), main.slots, main.imbalance, sum(t.launch_s for t in timings),
+                  sum(t.fill_s for t in timings), main.occupancy, mem, main.pipeline, assumptions)

@@ -1,7 +1,7 @@
 """The analysis result: counts, memory estimate and time, with a versioned JSON form in base units."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .counts import Counts
 from .devices import Device
@@ -18,6 +18,7 @@ class Result:
     device: Device
     timing: Timing
     params: dict
+    launches: list = field(default_factory=list)   # one Result per T.Kernel launch when there are several
 
     # ---- the headline numbers (same names in the JSON) -----------------------------------------
     @property
@@ -116,4 +117,9 @@ class Result:
             "bounded": self.bounded,
             "assumed": list(self.trace.assumed),
             "assumptions": list(t.assumptions),
+            "launches": [{
+                "grid": list(p.trace.grid), "threads": list(p.trace.threads),
+                "estimated_time": p.estimated_time, "bound": p.bound, "total_flops": p.total_flops,
+                "tensor_flops": p.tensor_flops, "global_bytes": p.global_bytes, "dram_bytes": p.dram_bytes,
+                "ops": len(p.trace.ops)} for p in self.launches],
         }

@@ -16,6 +16,63 @@ def _tvm():
     return tvm
 
 
+def _plain_builder(kernel, tirx, params) -> bool:
+    """A plain Python function that returns a PrimFunc (`def matmul(M, N, K, ...): ... return main`,
+    the form many TileLang examples use), given its parameters."""
+    if not inspect.isfunction(kernel) or hasattr(kernel, "get_tir"):
+        return False
+    try:
+        sig = inspect.signature(kernel)
+    except (TypeError, ValueError):
+        return False
+    required = [n for n, p in sig.parameters.items()
+                if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    return bool(params) or not required
+
+
+def _call_builder(kernel, tirx, params):
+    sig = inspect.signature(kernel)
+    takes_any = any(p.kind == p.VAR_KEYWORD for p in sig.parameters.values())
+    call = dict(params) if takes_any else {k: v for k, v in params.items() if k in sig.parameters}
+    rest = {} if takes_any else {k: v for k, v in params.items() if k not in sig.parameters}
+    missing = [n for n, p in sig.parameters.items()
+               if p.default is p.empty and n not in call and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    if missing:
+        raise TileroofError(f"missing parameter {', '.join(missing)}: pass it with -p {missing[0]}=<value>")
+    try:
+        with _quiet_tilelang():
+            func = kernel(**call)
+    except TileroofError:
+        raise
+    except Exception as exc:  # noqa: BLE001 — the user's builder failed: one line
+        msg = [ln for ln in str(exc).strip().splitlines() if ln.strip()]
+        raise TileroofError(f"{kernel.__name__}(...) failed: {msg[-1] if msg else type(exc).__name__}") from None
+    if isinstance(func, tirx.PrimFunc):
+        return func, rest
+    prim = getattr(func, "prim_func", None)
+    if isinstance(prim, tirx.PrimFunc):
+        return prim, rest
+    if hasattr(func, "get_tir") or isinstance(func, _tvm().IRModule):
+        return to_primfunc(func, rest)
+    raise TileroofError(f"{kernel.__name__}(...) returned {type(func).__name__}, not a TileLang PrimFunc")
+
+
+class _quiet_tilelang:
+    """TileLang logs the generated builder source at CRITICAL level when a kernel fails to
+    elaborate; the user gets tileroof's one-line error instead."""
+
+    def __enter__(self):
+        import logging
+
+        self.logger = logging.getLogger("tilelang")
+        self.level = self.logger.level
+        self.logger.setLevel(logging.CRITICAL + 1)
+
+    def __exit__(self, *exc):
+        self.logger.setLevel(self.level)
+        return False
+
+
 def _signature_params(kernel) -> set[str] | None:
     func = getattr(kernel, "func", None)
     sig = getattr(func, "signature", None)
@@ -30,6 +87,19 @@ def _signature_params(kernel) -> set[str] | None:
     return set(sig.parameters)
 
 
+def _label(kernel) -> str:
+    k = getattr(kernel, "jit_impl", None) or kernel
+    orig = getattr(getattr(k, "func", None), "orig_func", None)
+    for obj in (orig, k):
+        name = getattr(obj, "__name__", None)
+        if isinstance(name, str):
+            return name
+    attrs = getattr(k, "attrs", None)
+    if attrs is not None and "global_symbol" in attrs:
+        return str(attrs["global_symbol"])
+    return "kernel"
+
+
 def to_primfunc(kernel, params: dict):
     """A PrimFunc from a PrimFunc, an IRModule, a @tilelang.jit kernel (+ params) or a compiled kernel.
 
@@ -39,6 +109,11 @@ def to_primfunc(kernel, params: dict):
     tirx = tvm.tirx
     if isinstance(kernel, tirx.PrimFunc):
         return kernel, dict(params)
+    inner = getattr(kernel, "jit_impl", None)        # @autotune(...) over @tilelang.jit
+    if inner is not None and hasattr(inner, "get_tir"):
+        kernel = inner
+    if _plain_builder(kernel, tirx, params):
+        return _call_builder(kernel, tirx, params)
     if isinstance(kernel, tvm.IRModule):
         funcs = [(gv.name_hint, f) for gv, f in kernel.functions.items() if isinstance(f, tirx.PrimFunc)]
         if not funcs:
@@ -47,21 +122,33 @@ def to_primfunc(kernel, params: dict):
         return (named[0] if named else funcs[0][1]), dict(params)
     if hasattr(kernel, "get_tir"):
         accepted = _signature_params(kernel)
+        # eager-style kernels (`Q: T.Tensor(...)` in the body, shapes from T.const) take their tensor
+        # arguments at call time; their shapes are bound by name (-p batch=4), which get_tir takes
+        tensors = set(getattr(getattr(kernel, "func", None), "tensor_args", None) or ())
+        if tensors:
+            accepted = None
         call = params if accepted is None else {k: v for k, v in params.items() if k in accepted}
         rest = {} if accepted is None else {k: v for k, v in params.items() if k not in accepted}
-        if accepted is not None:
-            sig = getattr(kernel.func, "signature", None) or inspect.signature(kernel.func.orig_func)
+        sig = getattr(getattr(kernel, "func", None), "signature", None)
+        if sig is None and hasattr(getattr(kernel, "func", None), "orig_func"):
+            sig = inspect.signature(kernel.func.orig_func)
+        if sig is not None and (accepted is not None or tensors):
             missing = [n for n, p in sig.parameters.items()
-                       if p.default is p.empty and n not in call and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+                       if p.default is p.empty and n not in call and n not in tensors
+                       and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
             if missing:
                 raise TileroofError(f"missing parameter {', '.join(missing)}: pass it with -p {missing[0]}=<value>")
         try:
-            func = kernel.get_tir(**call)
+            with _quiet_tilelang():
+                func = kernel.get_tir(**call)
         except TileroofError:
             raise
         except Exception as exc:  # noqa: BLE001 — TileLang/TVM errors become one line
-            msg = str(exc).strip().splitlines()
-            raise TileroofError(f"TileLang could not elaborate the kernel: {msg[-1] if msg else type(exc).__name__}") from None
+            msg = [ln for ln in str(exc).strip().splitlines() if ln.strip()]
+            text = msg[0] if msg and tensors else (msg[-1] if msg else type(exc).__name__)
+            raise TileroofError(f"TileLang could not elaborate the kernel: {text}") from None
+        if not isinstance(func, tvm.tirx.PrimFunc):
+            raise TileroofError(f"the kernel's get_tir returned {type(func).__name__}, not a PrimFunc")
         return func, rest
     prim = getattr(kernel, "prim_func", None)
     if isinstance(prim, tirx.PrimFunc):
@@ -76,8 +163,7 @@ def trace(kernel, params: dict | None = None, assume: dict | None = None, name: 
     func, rest = to_primfunc(kernel, params)
     from .walk import Walker
 
-    label = name or getattr(getattr(kernel, "func", None), "orig_func", None).__name__ \
-        if hasattr(getattr(kernel, "func", None), "orig_func") else (name or "kernel")
+    label = name or _label(kernel)
     if not func.attrs or "global_symbol" not in func.attrs:
         pass
     binding = {**params, **rest}

@@ -34,10 +34,19 @@ CALL_OPS = {
     "tirx.fabs": ("cuda", "abs", 1), "tirx.floor": ("cuda", "floor", 1), "tirx.ceil": ("cuda", "ceil", 1),
     "tirx.round": ("cuda", "round", 1), "tirx.trunc": ("cuda", "trunc", 1),
     "tirx.fma": ("cuda", "fma", 2),
+    "tl.clamp": ("cuda", "clamp", 2),          # max(lo, min(x, hi))
 }
 # intrinsics that select or pass values through and cost no arithmetic of their own
 _FREE_CALLS = {"tirx.if_then_else", "tirx.likely", "tirx.reinterpret", "tirx.infinity",
-               "tirx.max_value", "tirx.min_value", "tirx.ret", "tl.infinity"}
+               "tirx.max_value", "tirx.min_value", "tirx.ret", "tl.infinity",
+               # addresses and thread/lane/warp indices: address math, like integer index arithmetic
+               "tl.access_ptr", "tirx.address_of", "tirx.tvm_access_ptr", "tl.get_lane_idx",
+               "tl.get_warp_idx_sync", "tl.get_warp_idx", "tl.get_warp_group_idx", "tl.block_rank_in_cluster"}
+
+
+# bit operations: on booleans they are the predicate logic of masks (free, like and/or); on
+# integers (dequantisation bit twiddling) they are integer work that is not modelled
+_BIT_CALLS = {"tirx.bitwise_and", "tirx.bitwise_or", "tirx.bitwise_xor", "tirx.bitwise_not"}
 
 
 def _constant(e) -> bool:
@@ -128,7 +137,10 @@ class ArithCount:
             entry = CALL_OPS.get(name)
             if entry is not None:
                 unit, op, flops = entry
-                self.ops[(unit, str(e.dtype), op)] += flops
+                if unit != "cuda" or _is_float(e.dtype):    # integer min/max/clamp: integer math, as +
+                    self.ops[(unit, str(e.dtype), op)] += flops
+            elif name in _BIT_CALLS and str(e.dtype) == "bool":
+                pass                                     # & | ^ ~ of predicates: logic, as `and`
             elif name not in _FREE_CALLS:
                 self.unknown[name] += 1
             for a in e.args:

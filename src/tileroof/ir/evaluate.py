@@ -13,7 +13,6 @@ from dataclasses import dataclass
 import numpy as np
 from tvm import tirx
 
-from ..errors import TileroofError
 
 GRID_AXES = 3
 
@@ -157,10 +156,14 @@ class Evaluator:
         self.env = env                      # tirx.Var -> value | LoopAxis | PrimExpr (lazy let)
         self.assume = assume or {}          # buffer/var name -> value bound by the user
         self.assumed_used: set[str] = set()
+        # values of scalar locals (T.alloc_local((1,)), T.alloc_var) the walk could follow:
+        # (data Var, constant indices) -> value over the grid
+        self.locals: dict = {}
 
     def child(self, extra: dict) -> "Evaluator":
         ev = Evaluator({**self.env, **extra}, self.assume)
         ev.assumed_used = self.assumed_used
+        ev.locals = self.locals
         return ev
 
     def __call__(self, e):
@@ -198,10 +201,15 @@ class Evaluator:
             if name in self.assume:
                 self.assumed_used.add(name)
                 return self.assume[name]
+            key = local_key(e.buffer, e.indices)
+            if key is not None and key in self.locals:
+                return self.locals[key]
             raise DataDependent(name)
         if isinstance(e, (tirx.Ramp, tirx.Broadcast)):
             return self(e.base if isinstance(e, tirx.Ramp) else e.value)
-        raise TileroofError(f"cannot evaluate expression {type(e).__name__}: {e}")
+        # an expression kind the walk cannot evaluate (Shuffle, Reduce, ...): unknown, like a run-time
+        # value, so the condition or trip count that reads it is bounded and named
+        raise DataDependent(f"{type(e).__name__} expression")
 
     def _var(self, v):
         if v in self.env:
@@ -217,8 +225,35 @@ class Evaluator:
             return self.assume[name]
         raise DataDependent(name)
 
+    def _thread_linear(self):
+        """The block-linear thread id over the thread axes (x fastest), or None outside a launch."""
+        axes = self.env.get(THREAD_AXES)
+        if not axes:
+            return None
+        lin, stride = 0, 1
+        for loop in axes:
+            if loop is None:
+                continue
+            lin = np.add(*align(lin, np.multiply(loop.values(), stride)))
+            stride *= max(loop.max_extent, 1)
+        return lin
+
     def _call(self, e):
         name = e.op.name if hasattr(e.op, "name") else str(e.op)
+        if name in _THREAD_INDEX_CALLS:
+            lin = self._thread_linear()
+            if lin is None:
+                raise DataDependent(name)
+            args = [self(a) for a in e.args]
+            if name == "tl.get_lane_idx":
+                return lin % (args[0] if args else 32)
+            if name == "tl.tl_shuffle_elect":        # one elected thread per group of n (0: the block)
+                n = int(args[0]) if args else 0
+                return (lin % n == 0) if n > 0 else (lin == 0)
+            warp = args[0] if args else 32
+            if name == "tl.get_warp_group_idx":
+                return lin // (warp * (args[1] if len(args) > 1 else 4))
+            return lin // warp
         if name == "tirx.if_then_else":
             c, t, f = align(*(self(a) for a in e.args))
             if isinstance(c, np.ndarray) or isinstance(t, np.ndarray) or isinstance(f, np.ndarray):
@@ -238,6 +273,24 @@ class Evaluator:
         if name in ("tirx.bitwise_and",):
             return self(e.args[0]) & self(e.args[1])
         raise DataDependent(name)
+
+
+# env key under which the walk keeps the launch's thread axes (x, y, z), for the thread-index intrinsics
+THREAD_AXES = "__thread_axes__"
+_THREAD_INDEX_CALLS = {"tl.get_lane_idx", "tl.get_warp_idx_sync", "tl.get_warp_idx", "tl.get_warp_group_idx",
+                       "tl.tl_shuffle_elect"}
+
+
+def local_key(buffer, indices):
+    """The key of a local scalar element (its storage and constant indices), or None."""
+    if not str(buffer.scope()).startswith("local") or buffer.scope() == "local.fragment":
+        return None
+    idx = []
+    for i in indices:
+        if not isinstance(i, tirx.IntImm):
+            return None
+        idx.append(int(i.value))
+    return (buffer.data, tuple(idx))
 
 
 def axes_of(value) -> tuple[int, ...]:

@@ -8,10 +8,12 @@ Argument positions follow the builders in tilelang/language/*_op.py (tilelang 0.
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 from tvm import tirx
 
-from ..trace import FRAGMENT, GLOBAL, LOCAL, SHARED, Operand
+from ..trace import FRAGMENT, GLOBAL, LOCAL, SHARED, Operand, dtype_bytes
 from . import affine
 from .arith import ArithCount
 from .evaluate import DataDependent
@@ -169,17 +171,24 @@ def element_atomic(w, call, m):
     if not isinstance(target, tirx.BufferLoad):
         w._unmodeled(name, m, "atomic target not recognised")
         return
+    value = call.args[1] if len(call.args) > 1 else None
+    if isinstance(value, tirx.Call) and getattr(value.op, "name", "") == "tl.access_ptr":
+        value = next((a for a in value.args if isinstance(a, tirx.BufferLoad)), value)   # vector source
     arith = ArithCount()
-    for a in call.args[1:]:
-        arith.visit(a)
+    for a in [value] + list(call.args[2:]):
+        if isinstance(a, tirx.PrimExpr):
+            arith.visit(a)
     for i in target.indices:
         arith._indices(i)
+    for unknown in arith.unknown:
+        w._unmodeled(unknown, m, "operation in an atomic's value not modelled")
     execs = int(w._per_block(m).sum())
     lanes = 4 if "x4" in name else 2 if "x2" in name else 1
     operands = []
     for load in arith.loads:
         info = w._register(load.buffer)
-        operands.append(Operand(info.name, info.scope, info.dtype, "read", (1,), execs))
+        n = lanes if load.same_as(value) else 1       # atomic_addx2(dst, src): src holds 2 lanes
+        operands.append(Operand(info.name, info.scope, info.dtype, "read", (n,), execs * n))
         if info.scope == GLOBAL:
             w._element_footprint(info, load.indices, m)
     info = w._register(target.buffer)
@@ -188,6 +197,74 @@ def element_atomic(w, call, m):
         w._element_footprint(info, target.indices, m)
     w.record("atomic_elem", f"{name.split('.')[-1]} -> {info.name}", m, tuple(operands), {"op": name},
              dict(arith.ops))
+
+
+def thread_allreduce(w, call, m):
+    """tirx.tvm_thread_allreduce(n, value, cond, result, threads...): every participating thread
+    adds (or maxes) its value into the group's result: one combine per thread."""
+    value, target = call.args[1], call.args[3]
+    arith = ArithCount()
+    arith.visit(value)
+    execs = int(w._per_block(m).sum())
+    operands = []
+    for load in arith.loads:
+        info = w._register(load.buffer)
+        operands.append(Operand(info.name, info.scope, info.dtype, "read", (1,), execs))
+    if isinstance(target, tirx.BufferLoad):
+        info = w._register(target.buffer)
+        operands.append(Operand(info.name, info.scope, info.dtype, "write", (1,), execs))
+    ops = dict(arith.ops)
+    key = ("cuda", str(value.dtype), "allreduce")
+    ops[key] = ops.get(key, 0) + 1
+    w.record("allreduce", f"thread allreduce -> {getattr(getattr(target, 'buffer', None), 'name', '?')}", m,
+             tuple(operands), {}, ops)
+
+
+_MMA_SHAPE = re.compile(r"m(\d+)n(\d+)k(\d+)")
+# PTX operand type abbreviations -> TVM dtype names (counts.normalize_dtype maps those)
+_PTX_DTYPES = {
+    "fp16": "float16", "f16": "float16", "bf16": "bfloat16", "tf32": "float32", "fp32": "float32",
+    "f32": "float32", "fp64": "float64", "f64": "float64", "e4m3": "float8_e4m3", "e5m2": "float8_e5m2",
+    "float8_e4m3": "float8_e4m3", "float8_e5m2": "float8_e5m2", "s8": "int8", "u8": "uint8", "int8": "int8",
+    "uint8": "uint8", "s4": "int4", "u4": "int4", "int4": "int4", "uint4": "int4", "e2m1": "float4_e2m1",
+    "e2m3": "float6_e2m3", "e3m2": "float6_e3m2",
+}
+
+
+def warp_mma(w, call, m, threads_per_instruction):
+    """A tensor-core instruction issued from SIMT code (TensorCoreIntrinEmitter, hand-written
+    PTX): ptx_mma runs per warp (32 threads), wgmma per warpgroup (128).  Each thread's execution
+    carries its share, 2*m*n*k / threads, of the instruction's FLOPs."""
+    name = call.op.name
+    strings = [str(a.value) for a in call.args if isinstance(a, tirx.StringImm)]
+    shape = next((_MMA_SHAPE.fullmatch(x) for x in strings if _MMA_SHAPE.fullmatch(x)), None)
+    dtype = next((_PTX_DTYPES[x] for x in strings if x in _PTX_DTYPES), None)
+    if shape is None or dtype is None:
+        w._unmodeled(name, m, "tensor-core instruction whose shape or type could not be read")
+        return
+    mm, nn, kk = (int(g) for g in shape.groups())
+    flops = 2 * mm * nn * kk
+    share = flops // threads_per_instruction if flops % threads_per_instruction == 0 \
+        else flops / threads_per_instruction
+    w.record("mma", f"{name.split('.')[-1]} {shape.group(0)} {dtype}", m, (),
+             {"m": mm, "n": nn, "k": kk, "threads_per_instruction": threads_per_instruction, "dtype": dtype},
+             {("tensor", dtype, "mma"): share})
+
+
+def ldmatrix(w, call, m):
+    """ptx_ldmatrix(trans, num, src_ptr, dst_ptr): a warp loads `num` 8x8 matrices of 16-bit
+    values from shared memory, 4 bytes per matrix and thread."""
+    src = call.args[2]
+    load = next((a for a in getattr(src, "args", []) if isinstance(a, tirx.BufferLoad)), None)
+    if load is None:
+        w._unmodeled(call.op.name, m, "ldmatrix source not recognised")
+        return
+    num = _int(call.args[1])
+    info = w._register(load.buffer)
+    execs = int(w._per_block(m).sum())
+    elems = execs * num * 4 / dtype_bytes(info.dtype)
+    w.record("ldmatrix", f"ldmatrix x{num} {info.name}", m,
+             (Operand(info.name, info.scope, info.dtype, "read", (num * 4,), int(round(elems))),), {"num": num})
 
 
 TILE_OPS = {
@@ -214,6 +291,16 @@ TILE_OPS = {
     "tl.tileop.c2d_im2col": im2col,
     "tl.tileop.finalize_reducer": finalize_reducer,
     "tl.tileop.finalize_reducer_v2": finalize_reducer,
+    "tirx.tvm_thread_allreduce": thread_allreduce,
+    "tirx.ptx_mma": lambda w, c, m: warp_mma(w, c, m, 32),
+    "tirx.ptx_mma_sp": lambda w, c, m: warp_mma(w, c, m, 32),
+    "tl.ptx_mma_sm70": lambda w, c, m: warp_mma(w, c, m, 32),
+    "tl.ptx_wgmma_ss": lambda w, c, m: warp_mma(w, c, m, 128),
+    "tl.ptx_wgmma_rs": lambda w, c, m: warp_mma(w, c, m, 128),
+    "tl.ptx_wgmma_sp_ss": lambda w, c, m: warp_mma(w, c, m, 128),
+    "tl.ptx_wgmma_sp_rs": lambda w, c, m: warp_mma(w, c, m, 128),
+    "tl.ptx_ldmatrix": ldmatrix,
+    "tirx.ptx_ldmatrix": ldmatrix,
 }
 for _op in ("add", "max", "min", "addx2", "addx4"):
     for _ret in ("", "_ret"):

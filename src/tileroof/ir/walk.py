@@ -17,7 +17,8 @@ from ..errors import TileroofError
 from ..trace import FRAGMENT, GLOBAL, LOCAL, SHARED, KernelTrace, Operand, OpRecord, Unmodeled, dtype_bytes, BufferInfo
 from . import affine
 from .arith import ArithCount
-from .evaluate import GRID_AXES, DataDependent, Evaluator, LoopAxis, align, axes_of, expand, sum_loop_axes
+from .evaluate import (GRID_AXES, THREAD_AXES, _THREAD_INDEX_CALLS, DataDependent, Evaluator, LoopAxis, align,
+                       axes_of, expand, local_key, sum_loop_axes)
 
 # an array this large (elements) is not built to decide a condition exactly; the count is bounded
 MAX_ENUMERATION = 1 << 24
@@ -30,8 +31,53 @@ _NO_COST_CALLS = {
     "tl.pdl_trigger", "tl.pdl_sync", "tl.wait_wgmma", "tl.warpgroup_arrive", "tl.warpgroup_commit_batch",
     "tl.warpgroup_wait", "tl.mbarrier_wait_parity", "tl.mbarrier_arrive", "tl.mbarrier_expect_tx",
     "tl.ptx_fence_barrier_init", "tl.create_list_of_mbarrier", "tl.get_mbarrier", "tl.sync_grid",
-    "tl.tileop.reducer_init", "tirx.call_extern",
+    "tl.tileop.reducer_init",
+    # a device assert only branches on a condition (its loads and compare are the Bind before it)
+    "tl.device_assert", "tl.device_assert_with_msg",
+    # mbarrier / cp.async-group / named-barrier / cluster synchronisation and register-budget hints
+    "tirx.ptx_arrive_barrier", "tirx.ptx_arrive_barrier_expect_tx", "tirx.ptx_wait_barrier",
+    "tirx.ptx_init_barrier_thread_count", "tirx.create_barriers", "tirx.ptx_commit_group", "tirx.ptx_wait_group",
+    "tirx.ptx_cp_async_barrier", "tl.ptx_cp_async_barrier_noinc", "tl.named_barrier_arrive", "tl.sync_warp",
+    "tl.cluster_arrive", "tl.cluster_arrive_relaxed", "tl.cluster_sync", "tl.cluster_wait",
+    "tl.ptx_arrive_cluster_barrier", "tl.annotate_producer_reg_dealloc", "tl.annotate_consumer_reg_alloc",
+    "tl.warpgroup_fence_operand", "tl.tcgen05_after_thread_sync", "tl.tcgen05_before_thread_sync",
+    "tl.tcgen05_mma_arrive", "tl.tma_store_arrive", "tl.tma_store_wait",
+    "tl.ptx_init_tensor_memory", "tl.deallocate_tmem",
 }
+
+
+# external functions that print, sleep or synchronise; any other extern call is not modelled
+_NO_COST_EXTERNS = ("debug_print", "printf", "__nanosleep", "__syncwarp", "__syncthreads", "__threadfence")
+
+# threads of a T.Kernel launched without threads= (the CUDA backend's default)
+DEFAULT_THREADS = 128
+
+# a while loop is run iteration by iteration; past this many it is cut off (and flagged)
+MAX_WHILE_ITERATIONS = 4096
+
+
+def _reads_local(expr) -> bool:
+    found = []
+
+    def visit(n):
+        if isinstance(n, tirx.BufferLoad) and local_key(n.buffer, n.indices) is not None:
+            found.append(n)
+    tirx.stmt_functor.post_order_visit(expr, visit)
+    return bool(found)
+
+
+def _buffers_in(call) -> list:
+    """The buffers a tile op or intrinsic names as operands (regions, element pointers), not the
+    loads inside their indices."""
+    out = []
+    for a in call.args:
+        if isinstance(a, tirx.BufferLoad):
+            out.append(a.buffer)
+        elif isinstance(a, tirx.BufferRegion):
+            out.append(a.buffer)
+        elif isinstance(a, tirx.Call):
+            out.extend(_buffers_in(a))
+    return out
 
 
 def scope_of(buf) -> str:
@@ -94,6 +140,18 @@ class Walker:
         self.seq_loop: LoopAxis | None = None
         self.swizzle = (0, "row")
         self.footprint_parts: dict = defaultdict(list)
+        # SIMT context: statements outside every T.Parallel run in each thread of the block;
+        # conditions on thread indices (warp specialisation, `if tx == 0`) select threads
+        self.parallel_depth = 0
+        self.thread_conds: list = []
+        self._uncertain = 0            # inside a body whose execution count is only bounded
+        self._record_attrs: dict = {}  # attrs every record gets (SIMT intrinsics: simt_threads)
+        self.pipeline_trips = None     # per-block iterations of the enclosing T.Pipelined loop
+        # one PrimFunc may hold several T.Kernel launches, run one after another
+        self.launches: list[KernelTrace] = []
+        self._grid_depth = 0
+        self._outer_buffers: dict[str, BufferInfo] = {}
+        self._all_footprint_parts: dict = defaultdict(list)
         self.ev = Evaluator(self.env, self.assume)
         self._bind_params(binding)
 
@@ -140,6 +198,8 @@ class Walker:
         info = BufferInfo(buf.name, scope_of(buf), str(buf.dtype), self._ints(buf.shape, f"shape of {buf.name}"),
                           storage, is_param, stages)
         self.buffers[buf.name] = info
+        if self._grid_depth == 0:
+            self._outer_buffers[buf.name] = info
         return info
 
     # ---- multiplicity helpers -----------------------------------------------------------------
@@ -161,12 +221,64 @@ class Walker:
     def run(self) -> KernelTrace:
         self._prescan(self.func.body)
         self.visit(self.func.body, 1)
-        assumed = tuple(sorted(self.ev.assumed_used))
+        if not self.launches or self.ops or self.unmodeled:
+            self._end_launch()
+        if len(self.launches) == 1:
+            return self.launches[0]
+        return self._combined()
+
+    def _launch_trace(self) -> KernelTrace:
         return KernelTrace(
             name=self.name, grid=tuple(self.grid), threads=tuple(self.threads), buffers=dict(self.buffers),
             ops=tuple(self.ops), unmodeled=tuple(self.unmodeled.values()), bounded=tuple(sorted(self.bounded)),
-            assumed=assumed, swizzle_panel=self.swizzle[0], swizzle_order=self.swizzle[1],
-            footprints=self._footprints())
+            assumed=tuple(sorted(self.ev.assumed_used)), swizzle_panel=self.swizzle[0],
+            swizzle_order=self.swizzle[1], footprints=self._footprints())
+
+    def _begin_launch(self, s) -> None:
+        """A top-level blockIdx loop starts a kernel launch: fresh grid, threads, records."""
+        if self.ops or self.unmodeled:              # work recorded outside any launch
+            self._end_launch()
+        self.grid = [1, 1, 1]
+        self.threads = [1, 1, 1]
+        self._prescan(s.body)
+        self.buffers = dict(self._outer_buffers)
+        self.ops, self.unmodeled, self.bounded = [], {}, set()
+        self.swizzle = (0, "row")
+        self.footprint_parts = defaultdict(list)
+        self.ev.locals.clear()
+
+    def _end_launch(self) -> None:
+        self.launches.append(self._launch_trace())
+        for storage, parts in self.footprint_parts.items():
+            self._all_footprint_parts[storage].extend(parts)
+        self.ops, self.unmodeled, self.bounded = [], {}, set()
+        self.footprint_parts = defaultdict(list)
+        self.grid, self.threads = [1, 1, 1], [1, 1, 1]
+        self.env.pop(THREAD_AXES, None)
+        for axis in [a for a, loop in self.loops.items() if loop.replicated]:   # thread indices
+            var = next((v for v, val in self.env.items() if val is self.loops[axis]), None)
+            if var is not None:
+                del self.env[var]
+            del self.loops[axis]
+
+    def _combined(self) -> KernelTrace:
+        """Several launches: one trace holding all their records (for counting) and each launch's
+        own trace (for timing, which needs one grid)."""
+        first = self.launches[0]
+        unmodeled: dict = {}
+        buffers: dict = {}
+        for t in self.launches:
+            buffers.update(t.buffers)
+            for u in t.unmodeled:
+                prev = unmodeled.get(u.name)
+                unmodeled[u.name] = Unmodeled(u.name, u.executions + (prev.executions if prev else 0), u.reason)
+        return KernelTrace(
+            name=self.name, grid=first.grid, threads=first.threads, buffers=buffers,
+            ops=tuple(op for t in self.launches for op in t.ops), unmodeled=tuple(unmodeled.values()),
+            bounded=tuple(sorted({b for t in self.launches for b in t.bounded})),
+            assumed=tuple(sorted(self.ev.assumed_used)), swizzle_panel=first.swizzle_panel,
+            swizzle_order=first.swizzle_order, footprints=self._footprints(self._all_footprint_parts),
+            launches=tuple(self.launches))
 
     def _prescan(self, body) -> None:
         found = []
@@ -178,11 +290,25 @@ class Walker:
         if found:
             t = found[0] + [1, 1]
             self.threads = t[:3]
+        elif self._has_thread_idx(body):
+            # T.Kernel without threads=: TileLang's CUDA backend launches 128 threads
+            # (MaterializeKernelLaunch(default_threads=128) in tilelang/cuda/pipeline.py)
+            self.threads = [DEFAULT_THREADS, 1, 1]
+
+    @staticmethod
+    def _has_thread_idx(body) -> bool:
+        found = []
+
+        def visit(n):
+            if isinstance(n, tirx.Call) and _op_name(n) == "tl.launch_thread_idx":
+                found.append(n)
+        tirx.stmt_functor.post_order_visit(body, visit)
+        return bool(found)
 
     def visit(self, s, m) -> None:
         method = getattr(self, "visit_" + type(s).__name__, None)
         if method is None:
-            self._unmodeled(type(s).__name__, m, "statement kind not modelled")
+            self._unmodeled(type(s).__name__, self._thread_weight(m, False), "statement kind not modelled")
             return
         method(s, m)
 
@@ -210,16 +336,26 @@ class Walker:
         v = s.value
         if isinstance(v, tirx.Call) and _op_name(v) == "tl.launch_thread_idx":
             dim = int(v.args[0].value)
-            axis = GRID_AXES + len(self.loops)
+            axis = self._free_axis()
             loop = LoopAxis(s.var.name, axis, 0, self.threads[dim], replicated=True)
             self.loops[axis] = loop
             self.env[s.var] = loop
+            axes = list(self.env.get(THREAD_AXES) or (None, None, None))
+            axes[dim] = loop
+            self.env[THREAD_AXES] = tuple(axes)
             return
         self.env[s.var] = v
+        if self.ev.locals and _reads_local(v):
+            try:                                   # snapshot: the local may change later
+                val = self.ev(v)
+                if not axes_of(val):
+                    self.env[s.var] = val
+            except (DataDependent, TileroofError):
+                pass
         # a scalar let in element code (x = X[i]) still loads and computes once per execution
         arith = ArithCount()
         arith.visit(v)
-        if arith.loads or arith.ops:
+        if arith.loads or arith.ops or arith.unknown:
             self._element_record(f"{s.var.name} = ...", arith, m, target=None)
 
     def visit_AttrStmt(self, s, m):
@@ -238,16 +374,31 @@ class Walker:
             name = _op_name(v)
             from .tileops import TILE_OPS
             builder = TILE_OPS.get(name)
+            # tile ops are collective (the block, or the warps a thread condition selects, runs them
+            # once); element intrinsics outside T.Parallel run in every selected thread
+            simt = not name.startswith("tl.tileop.") and self.parallel_depth == 0
             if builder is not None:
-                builder(self, v, m)
+                mw = self._thread_weight(m, simt)
+                self._record_attrs = self._simt_attrs(m, float(self._per_block(mw).sum())) if simt else {}
+                builder(self, v, mw)
+                self._record_attrs = {}
+                if self.ev.locals:
+                    for buf in _buffers_in(v):
+                        self._forget_locals(buf)
                 return
             if name in _NO_COST_CALLS:
                 return
-            self._unmodeled(name, m, "intrinsic not modelled")
+            if name in ("tirx.call_extern", "tirx.call_pure_extern"):
+                fn = str(v.args[0].value) if v.args and isinstance(v.args[0], tirx.StringImm) else "?"
+                if fn.startswith(_NO_COST_EXTERNS):
+                    return
+                self._unmodeled(f"extern {fn}", self._thread_weight(m, simt), "external function call not modelled")
+                return
+            self._unmodeled(name, self._thread_weight(m, simt), "intrinsic not modelled")
             return
         if isinstance(v, (tirx.IntImm,)):
             return
-        self._unmodeled(type(v).__name__, m, "expression statement not modelled")
+        self._unmodeled(type(v).__name__, self._thread_weight(m, False), "expression statement not modelled")
 
     def visit_AssertStmt(self, s, m):
         pass
@@ -257,61 +408,153 @@ class Walker:
         tag = tb.thread_tag if tb is not None else ""
         if tag.startswith("blockIdx."):
             return self._grid_loop(s, m, tag)
+        step = getattr(s, "step", None)
+        if step is not None and not (isinstance(step, tirx.IntImm) and step.value == 1):
+            return self._stepped_loop(s, m)
         try:
             extent = self.ev(s.extent)
             start = self.ev(s.min)
         except DataDependent as exc:
-            return self._data_dependent_loop(s, m, exc.name)
-        axis = GRID_AXES + len(self.loops)
-        loop = LoopAxis(s.loop_var.name, axis, start, extent, replicated=tag.startswith("threadIdx."))
+            name = s.loop_var.name
+            if name not in self.assume:
+                return self._data_dependent_loop(s, m, exc.name)
+            extent = int(self.assume[name])           # --assume LOOPVAR=TRIPS binds the trip count
+            self.ev.assumed_used.add(name)
+            try:
+                start = self.ev(s.min)
+            except DataDependent:
+                start = 0
+            if isinstance(start, np.ndarray):
+                start = 0
+        axis = self._free_axis()
+        thread = tag.startswith("threadIdx.")
+        loop = LoopAxis(s.loop_var.name, axis, start, extent, replicated=thread)
         self.loops[axis] = loop
         self.env[s.loop_var] = loop
-        saved = (self.stages, self.loop_trip, self.seq_loop, self.pipeline)
+        if thread:
+            # an explicit thread loop: its body is SIMT code, weighted per thread where it runs
+            dim = {"threadIdx.x": 0, "threadIdx.y": 1, "threadIdx.z": 2}.get(tag, 0)
+            if self.threads[dim] == 1 and not isinstance(extent, np.ndarray):
+                self.threads[dim] = int(extent)
+            self.visit(s.body, m)
+            del self.loops[axis]
+            del self.env[s.loop_var]
+            return
+        saved = (self.stages, self.loop_trip, self.seq_loop, self.pipeline, self.pipeline_trips)
+        inner = _weight(m, extent, self.loops)
         if s.kind == tirx.ForKind.SERIAL and tb is None:
             stages = s.annotations.get("num_stages") if s.annotations else None
             if stages is not None:
                 self.stages = int(stages)
                 self._pipelines += 1
                 self.pipeline = self._pipelines
+                # iterations of this T.Pipelined loop per block (over every enclosing iteration)
+                self.pipeline_trips = self._per_block(self._thread_weight(inner, False))
             self.loop_trip = loop.max_extent
             self.seq_loop = loop
-        inner = _weight(m, extent, self.loops)
         parallel = s.kind in (tirx.ForKind.PARALLEL, tirx.ForKind.VECTORIZED)
         if parallel:
             self.parallel_vars.append(s.loop_var)
+        element = s.kind == tirx.ForKind.PARALLEL
+        self.parallel_depth += element
         self.visit(s.body, inner)
+        self.parallel_depth -= element
         if parallel:
             self.parallel_vars.pop()
-        self.stages, self.loop_trip, self.seq_loop, self.pipeline = saved
+        self.stages, self.loop_trip, self.seq_loop, self.pipeline, self.pipeline_trips = saved
         del self.loops[axis]
         del self.env[s.loop_var]
 
     def _grid_loop(self, s, m, tag):
         axis = {"blockIdx.x": 2, "blockIdx.y": 1, "blockIdx.z": 0}[tag]
+        top = self._grid_depth == 0
+        if top:
+            self._begin_launch(s)
         (n,) = self._ints([s.extent], f"grid extent {tag}")
+        if n <= 0:
+            raise TileroofError(f"grid extent {tag} is {n}: the kernel launches no blocks (check the parameters)")
         self.grid[2 - axis] = n
         shape = [1] * (axis + 1)
         shape[axis] = n
         self.env[s.loop_var] = np.arange(n, dtype=np.int64).reshape(shape)
-        self.visit(s.body, m)
+        self._grid_depth += 1
+        try:
+            self.visit(s.body, m)
+        finally:
+            self._grid_depth -= 1
+        del self.env[s.loop_var]
+        if top:
+            self._end_launch()
+
+    def _stepped_loop(self, s, m):
+        """for v in range(min, min + extent, step): a counter loop of ceil(extent / step) trips,
+        with v = min + step * counter."""
+        counter = tirx.Var(f"{s.loop_var.name}_trip", s.loop_var.dtype)
+        trips = tirx.FloorDiv(s.extent + s.step - 1, s.step)
+        loop = tirx.For(counter, tirx.IntImm(s.loop_var.dtype, 0), trips, s.kind, s.body, s.thread_binding,
+                        s.annotations)
+        self.env[s.loop_var] = s.min + counter * s.step
+        try:
+            self.visit(loop, m)
+        finally:
+            self.env.pop(s.loop_var, None)
 
     def _data_dependent_loop(self, s, m, name):
         self.bounded.add(name)
-        self._unmodeled(f"loop over {s.loop_var.name}", m,
-                        f"trip count depends on run-time value {name}: bind it with --assume {name}=<value>;"
-                        " the body is counted once")
+        var = s.loop_var.name
+        self._unmodeled(f"loop over {var} ({name})", self._thread_weight(m, False),
+                        f"trip count depends on run-time value {name}: bind the trip count with --assume {var}=<trips>"
+                        f" (or the value with --assume {name}=<value>); the body is counted once")
+        self._uncertain += 1
         self.visit(s.body, m)
+        self._uncertain -= 1
 
     def visit_While(self, s, m):
-        self._unmodeled("while", m, "while loop: trip count unknown, body counted once")
+        """Run the loop while its condition can be evaluated for every block (it reads block
+        indices and scalar locals the walk follows, as in stream-K); otherwise count the body once."""
+        done = 0
+        while done < MAX_WHILE_ITERATIONS:
+            try:
+                c = self.ev(s.condition) if not self._uncertain else None
+            except DataDependent as exc:
+                self.bounded.add(exc.name)
+                c = None
+            except TileroofError:
+                c = None
+            if c is None or axes_of(c) or self.thread_conds:
+                break
+            c = np.asarray(c, dtype=np.float64) if isinstance(c, np.ndarray) else float(bool(c))
+            mc = m * c if not isinstance(c, np.ndarray) else np.multiply(*align(m, c))
+            if not np.any(self._per_block(mc) > 0):
+                return
+            self.visit(s.body, mc)
+            done += 1
+        why = (f"while loop: condition unknown after {done} iterations (it reads a run-time value)"
+               if done < MAX_WHILE_ITERATIONS else f"while loop: stopped after {MAX_WHILE_ITERATIONS} iterations")
+        self._unmodeled("while", self._thread_weight(m, False), why + "; the body is counted once more")
+        self._uncertain += 1
         self.visit(s.body, m)
+        self._uncertain -= 1
 
     def visit_IfThenElse(self, s, m):
+        if self._thread_vars(s.condition):
+            # a condition on thread indices selects threads, not iterations: it is applied per
+            # statement (collective work runs if any selected thread runs it, SIMT code per thread)
+            self.thread_conds.append(s.condition)
+            self.visit(s.then_case, m)
+            self.thread_conds.pop()
+            if s.else_case is not None:
+                self.thread_conds.append(tirx.Not(s.condition))
+                self.visit(s.else_case, m)
+                self.thread_conds.pop()
+            return
         m_then = self._restrict(s.condition, m)
         if m_then is None:                        # undecidable: count both branches (upper bound)
+            self._uncertain += 1
             self.visit(s.then_case, m)
             if s.else_case is not None:
                 self.visit(s.else_case, m)
+            self._uncertain -= 1
             return
         self.visit(s.then_case, m_then)
         if s.else_case is not None:
@@ -392,57 +635,220 @@ class Walker:
     def _grid_size(self) -> int:
         return self.grid[0] * self.grid[1] * self.grid[2]
 
+    def _free_axis(self) -> int:
+        axis = GRID_AXES
+        while axis in self.loops:
+            axis += 1
+        return axis
+
+    def _reads_grid(self, expr) -> bool:
+        """Whether an expression depends on a block index (lets followed)."""
+        found, seen = [], set()
+
+        def visit(n):
+            if not isinstance(n, tirx.Var) or n in seen:
+                return
+            seen.add(n)
+            val = self.env.get(n)
+            if isinstance(val, np.ndarray) and val.size > 1:
+                found.append(n)
+            elif isinstance(val, tirx.PrimExpr):
+                tirx.stmt_functor.post_order_visit(val, visit)
+        tirx.stmt_functor.post_order_visit(expr, visit)
+        return bool(found)
+
+    def _thread_vars(self, expr) -> list:
+        """Names of the thread indices (threadIdx) an expression depends on, lets followed; the
+        lane / warp / warpgroup index intrinsics read all of them."""
+        names = [v.name for v in affine.loop_vars_in(expr, self.env) if self.env[v].replicated]
+        calls = []
+
+        def visit(n):
+            if isinstance(n, tirx.Call) and getattr(n.op, "name", "") in _THREAD_INDEX_CALLS:
+                calls.append(n)
+        tirx.stmt_functor.post_order_visit(expr, visit)
+        if calls:
+            names += [loop.name for loop in (self.env.get(THREAD_AXES) or ()) if loop is not None]
+        return names
+
+    def _thread_weight(self, m, simt: bool, count=None):
+        """m times the threads that run a statement, under the enclosing thread conditions.
+
+        Collective work (simt False) runs once where any selected thread runs it; SIMT code runs in
+        every selected thread.  `count` restricts the threads counted to those whose index is
+        named (a memory access: threads reading one address are one access)."""
+        threads = [loop for loop in self.loops.values() if loop.replicated]
+        if not threads:
+            return m
+        counted = {loop.name for loop in threads} if (simt and count is None) else set(count or ())
+        if not simt:
+            counted = set()
+        mask = True
+        if self.thread_conds:
+            size = self._grid_size() if any(self._reads_grid(c) for c in self.thread_conds) else 1
+            names = set()
+            for c in self.thread_conds:
+                for v in affine.loop_vars_in(c, self.env):
+                    if v.name not in names:
+                        names.add(v.name)
+                        size *= max(self.env[v].max_extent, 1)
+            if size > MAX_ENUMERATION:
+                self.bounded.add("thread condition (too many blocks x threads to enumerate)")
+            else:
+                try:
+                    for c in self.thread_conds:
+                        v = self.ev(c)
+                        mask = v if mask is True else np.logical_and(*align(mask, v))
+                except DataDependent as exc:        # a run-time condition: every thread (upper bound)
+                    self.bounded.add(exc.name)
+                    mask = True
+                except TileroofError:
+                    self.bounded.add("thread condition (not evaluable)")
+                    mask = True
+        w = np.asarray(mask, dtype=np.float64) if isinstance(mask, np.ndarray) else float(bool(mask))
+        for loop in threads:
+            ax = loop.axis
+            if isinstance(w, np.ndarray) and w.ndim > ax and w.shape[ax] > 1:
+                w = w.sum(axis=ax, keepdims=True) if loop.name in counted else w.max(axis=ax, keepdims=True)
+            elif loop.name in counted:
+                w = w * max(loop.max_extent, 0)
+        if not isinstance(w, np.ndarray):
+            return m * w if w != 1.0 else m
+        return _weight(m, w, self.loops)
+
     def visit_BufferStore(self, s, m):
         arith = ArithCount()
         arith.visit(s.value)
         for i in s.indices:
             arith._indices(i)
         self._element_record(f"{s.buffer.name}[...] = ...", arith, m, target=s)
+        self._track_local(s, m)
+
+    def _track_local(self, s, m) -> None:
+        """Follow the value of a scalar local (start_iter[0] = pid * 2 + ...) so that loops and
+        conditions reading it can be counted; forget it when its value is not known for every block."""
+        key = local_key(s.buffer, s.indices)
+        if key is None:
+            self._forget_locals(s.buffer)
+            return
+        # inside a For loop the walk sees one iteration: a value built from locals (a counter,
+        # x = x + 1) would be wrong after the loop, so only values free of locals are followed there
+        in_loop = any(not loop.replicated for loop in self.loops.values())
+        try:
+            v = None if (self._uncertain or self.thread_conds or self.parallel_depth
+                         or (in_loop and _reads_local(s.value))) else self.ev(s.value)
+        except (DataDependent, TileroofError):
+            v = None
+        if v is None or axes_of(v) or (isinstance(v, np.ndarray) and v.ndim > GRID_AXES):
+            self.ev.locals.pop(key, None)
+            return
+        active = self._per_block(m) > 0
+        old = self.ev.locals.get(key)
+        if old is not None and not np.all(active):
+            gx, gy, gz = self.grid
+            shape = (gz, gy, gx)
+            new = np.broadcast_to(expand(np.asarray(v), GRID_AXES), shape).reshape(-1)
+            prev = np.broadcast_to(expand(np.asarray(old), GRID_AXES), shape).reshape(-1)
+            v = np.where(active, new, prev).reshape(shape)
+        self.ev.locals[key] = v
+
+    def _forget_locals(self, buffer) -> None:
+        data = buffer.data
+        for key in [k for k in self.ev.locals if k[0].same_as(data)]:
+            del self.ev.locals[key]
 
     def _element_record(self, label, arith, m, target):
-        """One record for element-level code: its loads, its store (if any) and its arithmetic."""
-        per_block = self._per_block(m)
+        """One record for element-level code: its loads, its store (if any) and its arithmetic.
+
+        In T.Parallel the iterations are spread over the threads: one execution per iteration.
+        Outside it (SIMT code) every selected thread executes the statement; a shared or global
+        access counts once per distinct address, i.e. per value of the thread indices it names."""
+        simt = self.parallel_depth == 0
+        m_exec = self._thread_weight(m, simt)
+        per_block = self._per_block(m_exec)
         n = int(per_block.sum())
+
+        def elements(info, indices):
+            if not simt or info.scope in (FRAGMENT, LOCAL):
+                return n
+            names = set()
+            for i in indices:
+                if isinstance(i, tirx.PrimExpr):
+                    names.update(self._thread_vars(i))
+            return int(self._per_block(self._thread_weight(m, True, names)).sum())
+
         operands = []
         for load in arith.loads:
             info = self._register(load.buffer)
-            operands.append(Operand(info.name, info.scope, info.dtype, "read", (1,), n,
+            operands.append(Operand(info.name, info.scope, info.dtype, "read", (1,), elements(info, load.indices),
                                     access_stride=self._thread_stride(info, load.indices)))
             if info.scope == GLOBAL:
                 self._element_footprint(info, load.indices, m)
         if target is not None:
             info = self._register(target.buffer)
-            operands.append(Operand(info.name, info.scope, info.dtype, "write", (1,), n,
+            operands.append(Operand(info.name, info.scope, info.dtype, "write", (1,), elements(info, target.indices),
                                     access_stride=self._thread_stride(info, target.indices)))
             if info.scope == GLOBAL:
                 self._element_footprint(info, target.indices, m)
         for name, cnt in arith.unknown.items():
-            self._unmodeled(name, m, "operation in element code not modelled")
+            self._unmodeled(name, m_exec, "operation in element code not modelled")
         self.ops.append(OpRecord(
             kind="elementwise", label=label, executions=n, per_block=per_block,
-            operands=tuple(operands), ops_per_exec=dict(arith.ops), pipeline_stages=self.stages,
+            operands=tuple(operands), attrs={**(self._simt_attrs(m, n) if simt else {}), **self._pipeline_attrs()},
+            ops_per_exec=dict(arith.ops), pipeline_stages=self.stages,
             loop_trip=self.loop_trip, pipeline=self.pipeline))
+
+    def _pipeline_attrs(self) -> dict:
+        return {"pipeline_trips": self.pipeline_trips} if self.pipeline and self.pipeline_trips is not None else {}
+
+    def _simt_attrs(self, m, n) -> dict:
+        """A SIMT record's executions count threads: `simt_threads` is how many threads run each
+        block-level step (so executions / simt_threads is the step count, e.g. loop trips)."""
+        steps = float(self._per_block(self._thread_weight(m, False)).sum())
+        return {"simt_threads": n / steps if steps else 1.0}
 
     # ---- helpers for tile ops -----------------------------------------------------------------
     def region(self, arg):
         """(BufferInfo, start exprs, extents) of a tl.region / BufferRegion / BufferLoad / Buffer."""
         if isinstance(arg, tirx.Call) and _op_name(arg) == "tl.region":
             load = arg.args[0]
-            extents = [int(self.ev(e)) for e in arg.args[2:]]
             starts = list(load.indices)
             buf = load.buffer
+            info = self._register(buf)
+            ext_exprs = list(arg.args[2:])
             # region extents cover the trailing dims; leading dims have extent 1
+            dims = list(info.shape)[len(starts) - len(ext_exprs):]
+            extents = [self._extent(e, d) for e, d in zip(ext_exprs, dims)]
             extents = [1] * (len(starts) - len(extents)) + extents
-            return self._register(buf), starts, extents, int(arg.args[1].value)
+            return info, starts, extents, int(arg.args[1].value)
         if isinstance(arg, tirx.BufferRegion):
-            return (self._register(arg.buffer), [r.min for r in arg.region],
-                    [int(self.ev(r.extent)) for r in arg.region], 3)
+            info = self._register(arg.buffer)
+            return (info, [r.min for r in arg.region],
+                    [self._extent(r.extent, d) for r, d in zip(arg.region, info.shape)], 3)
         if isinstance(arg, tirx.BufferLoad):
             return self._register(arg.buffer), list(arg.indices), [1] * len(arg.indices), 1
         if isinstance(arg, tirx.Buffer):
             info = self._register(arg)
             return info, [0] * len(info.shape), list(info.shape), 3
         raise TileroofError(f"unrecognised region argument {type(arg).__name__}")
+
+    def _extent(self, e, dim) -> int:
+        """A tile extent: a constant, or an expression (kv_end - kv_start) equal for every block.
+        One that varies, or reads a run-time value, is bounded by its largest value (or the
+        buffer's dimension) and named in `bounded`."""
+        try:
+            v = self.ev(e)
+        except DataDependent as exc:
+            self.bounded.add(exc.name)
+            return int(dim)
+        if isinstance(v, np.ndarray):
+            if v.size == 0:
+                return 0
+            first = v.reshape(-1)[0]
+            if not np.all(v == first):
+                self.bounded.add(f"tile extent {e}")
+            return max(int(np.max(v)), 0)
+        return int(v)
 
     def tile_elements(self, info: BufferInfo, starts, extents, m):
         """Total elements of the tile actually inside `info` over every execution, the per-block
@@ -538,12 +944,12 @@ class Walker:
             ranges = None
         self.footprint_parts[info.storage].append((info, ranges))
 
-    def _footprints(self) -> dict:
+    def _footprints(self, all_parts=None) -> dict:
         """Unique bytes touched per storage: per dimension, the union of the index ranges of every
         block (all iterations included); the footprint is the product over dimensions (an upper
         bound when coverage is not a product set, e.g. triangular), capped at the buffer's size."""
         out = {}
-        for storage, parts in self.footprint_parts.items():
+        for storage, parts in (self.footprint_parts if all_parts is None else all_parts).items():
             by_buffer: dict = {}
             for info, ranges in parts:
                 entry = by_buffer.setdefault(info.name, [info, [], False])
@@ -573,7 +979,8 @@ class Walker:
         per_block = self._per_block(m)
         self.ops.append(OpRecord(
             kind=kind, label=label, executions=int(per_block.sum()), per_block=per_block,
-            operands=tuple(operands), attrs=attrs or {}, ops_per_exec=ops_per_exec or {},
+            operands=tuple(operands), attrs={**(attrs or {}), **self._record_attrs, **self._pipeline_attrs()},
+            ops_per_exec=ops_per_exec or {},
             pipeline_stages=self.stages, loop_trip=self.loop_trip, pipeline=self.pipeline))
 
     def mark_pipelined(self, info: BufferInfo) -> None:

@@ -23,6 +23,9 @@ def render(d: dict, console: Console | None = None) -> None:
     dev = d["device"]
     console.print(f"[bold]{d['kernel']}[/] on [bold]{dev['name']}[/] ({dev['origin']})  "
                   f"grid {tuple(d['grid'])} × {d['threads'][0]} threads")
+    for i, part in enumerate(d.get("launches") or [], 1):
+        console.print(f"  launch {i}: grid {tuple(part['grid'])} × {part['threads'][0]} threads, "
+                      f"{_time(part['estimated_time'])}, bound by {part['bound']}")
     ops = Table(title="per op", show_lines=False)
     for col in ("op", "runs", "FLOPs", "share", "global R", "global W", "shared R/W"):
         ops.add_column(col, justify="right" if col != "op" else "left")

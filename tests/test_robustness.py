@@ -1,0 +1,510 @@
+"""Constructs seen in TileLang's own examples that the walk once got wrong or crashed on.
+
+Each kernel is a small copy of the pattern (warp specialisation, SIMT per-thread code, several
+T.Kernel launches in one PrimFunc, stream-K's while loop over a local scalar, eager-style jit, ...);
+every expected number is derived by hand in the comment next to it.
+"""
+import logging
+
+import pytest
+import tilelang
+import tilelang.language as T
+from tvm import tirx
+
+import tileroof
+from tileroof import TileroofError
+from tileroof.cli import main as cli_main
+
+
+# ---- warp specialisation: tile ops under thread conditions -------------------------------------
+@tilelang.jit
+def ws_gemm(M, N, K, bm=128, bn=128, bk=64):
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"), C: T.Tensor((M, N), "float16")):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=256) as (bx, by):
+            As = T.alloc_shared((bm, bk), "float16")
+            Bs = T.alloc_shared((bk, bn), "float16")
+            Cl = T.alloc_fragment((bm, bn), "float32")
+            ready = T.alloc_barrier(arrive_count=128)
+            done = T.alloc_barrier(arrive_count=128)
+            with T.ws(1):
+                T.clear(Cl)
+            for ko in T.Pipelined(T.ceildiv(K, bk), num_stages=0):
+                with T.ws(0):                      # producer warpgroup: tx in [0, 128)
+                    T.barrier_wait(done, (ko + 1) % 2)
+                    T.copy(A[by * bm, ko * bk], As)
+                    T.copy(B[ko * bk, bx * bn], Bs)
+                    T.barrier_arrive(ready)
+                with T.ws(1):                      # consumer warpgroup: tx in [128, 256)
+                    T.barrier_wait(ready, ko % 2)
+                    T.gemm(As, Bs, Cl)
+                    T.barrier_arrive(done)
+            with T.ws(1):
+                T.copy(Cl, C[by * bm, bx * bn])
+    return main
+
+
+def test_warp_specialised_tile_ops_run_once_per_block():
+    r = tileroof.analyze(ws_gemm, M=256, N=256, K=256)
+    # 2x2 blocks x 4 k-steps of a 128x128x64 gemm = 2*256^3 (was 128x: once per consumer thread)
+    assert r.tensor_flops == 2 * 256 ** 3
+    # per block and k-step one 128x64 A tile and one 64x128 B tile: 4 blocks * 4 * 2 * 8192 fp16
+    assert r.counts.level_bytes("global", "read") == 4 * 4 * 2 * 8192 * 2
+    assert r.counts.level_bytes("global", "write") == 256 * 256 * 2
+    # mbarrier arrive/wait move no data and do no arithmetic
+    assert r.unmodeled == [] and not r.partial
+
+
+# ---- SIMT code: statements outside T.Parallel run in every thread ------------------------------
+@tilelang.jit
+def naive_gemv(N, K, BN=128, BK=128):
+    @T.prim_func
+    def main(A: T.Tensor((K,), "float16"), B: T.Tensor((N, K), "float16"), C: T.Tensor((N,), "float16")):
+        with T.Kernel(T.ceildiv(N, BN)) as bn:        # no threads=: the CUDA backend launches 128
+            tn = T.get_thread_binding(0)
+            As = T.alloc_shared((BK,), "float16")
+            Bs = T.alloc_shared((BN, BK), "float16")
+            acc = T.alloc_local((1,), "float32")
+            T.clear(acc)
+            for bk in T.serial(T.ceildiv(K, BK)):
+                for tk in T.serial(BK):
+                    As[tk] = A[bk * BK + tk]
+                    Bs[tn, tk] = B[bn * BN + tn, bk * BK + tk]
+                for tk in T.serial(BK):
+                    acc[0] += As[tk].astype("float32") * Bs[tn, tk].astype("float32")
+            C[bn * BN + tn] = acc[0]
+    return main
+
+
+def test_simt_code_counts_every_thread():
+    r = tileroof.analyze(naive_gemv, N=256, K=256)
+    assert r.trace.threads == (128, 1, 1)
+    # each of the 256 threads (2 blocks x 128) does K multiply-adds: 2*N*K (was once per block)
+    assert r.cuda_flops == 2 * 256 * 256
+    # A[bk*BK + tk] names no thread index: one read per block and step (2 blocks x 2 x 128);
+    # B[bn*BN + tn, ...] names tn: one read per thread (2 x 2 x 128 x 128); fp16
+    assert r.counts.level_bytes("global", "read") == (2 * 2 * 128 + 2 * 2 * 128 * 128) * 2
+    assert r.counts.level_bytes("global", "write") == 256 * 2          # one C element per thread
+
+
+@tilelang.jit
+def thread_guards(n_blocks=8):
+    @T.prim_func
+    def main(In: T.Tensor((n_blocks,), "float32"), Out: T.Tensor((n_blocks,), "float32"),
+             In2: T.Tensor((n_blocks * 32,), "float32"), Out2: T.Tensor((n_blocks * 32,), "float32")):
+        with T.Kernel(n_blocks, threads=128) as bx:
+            tx = T.get_thread_binding()
+            if tx == 0:
+                Out[bx] = In[bx] * 2.0                          # one thread per block
+            if tx < 32:
+                Out2[bx * 32 + tx] = In2[bx * 32 + tx] + 1.0     # 32 threads per block
+    return main
+
+
+def test_thread_conditions_select_threads():
+    r = tileroof.analyze(thread_guards)
+    # 8 blocks x (1 multiply + 32 adds)
+    assert r.cuda_flops == 8 * (1 + 32)
+    assert r.counts.level_bytes("global", "read") == 8 * (1 + 32) * 4
+    assert r.counts.level_bytes("global", "write") == 8 * (1 + 32) * 4
+
+
+# ---- several T.Kernel launches in one PrimFunc -------------------------------------------------
+@tilelang.jit
+def two_launches(N, block=256):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32"), C: T.Tensor((N,), "float32")):
+        with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
+            for i in T.Parallel(block):
+                B[bx * block + i] = A[bx * block + i] * 2.0
+        with T.Kernel(T.ceildiv(N, 2 * block), 2, threads=128) as (bx, by):
+            for i in T.Parallel(block):
+                C[(bx * 2 + by) * block + i] = B[(bx * 2 + by) * block + i] + 1.0
+    return main
+
+
+def test_several_launches_are_counted_and_timed_in_sequence():
+    r = tileroof.analyze(two_launches, N=4096)      # crashed in the memory model before
+    assert [t.grid for t in r.trace.launches] == [(16, 1, 1), (8, 2, 1)]
+    assert r.cuda_flops == 4096 + 4096                                  # one mul, then one add
+    assert r.counts.level_bytes("global", "read") == 2 * 4096 * 4
+    assert r.counts.level_bytes("global", "write") == 2 * 4096 * 4
+    assert r.unique_bytes == 3 * 4096 * 4                               # A, B and C once each
+    assert len(r.launches) == 2
+    assert r.estimated_time == pytest.approx(sum(p.estimated_time for p in r.launches))
+    d = r.to_dict()
+    assert [p["grid"] for p in d["launches"]] == [[16, 1, 1], [8, 2, 1]]
+
+
+# ---- a tile extent written as an expression (MLA decode's kv_end - kv_start) -------------------
+@tilelang.jit
+def slice_extent(rows=1024, cols=64, blocks=4):
+    @T.prim_func
+    def main(A: T.Tensor((rows, cols), "float16"), B: T.Tensor((rows, cols), "float16")):
+        with T.Kernel(blocks, threads=128) as bx:
+            S = T.alloc_shared((64, cols), "float16")
+            for k in T.serial(rows // blocks // 64):
+                start = bx * (rows // blocks) + k * 64
+                end = bx * (rows // blocks) + (k + 1) * 64
+                T.copy(A[start:end, :], S)
+                T.copy(S, B[start:end, :])
+    return main
+
+
+def test_region_extent_expression():
+    r = tileroof.analyze(slice_extent)              # "only 0-dimensional arrays ..." before
+    # 4 blocks x 4 steps x a 64x64 fp16 tile, read and written
+    assert r.counts.level_bytes("global", "read") == 4 * 4 * 64 * 64 * 2
+    assert r.counts.level_bytes("global", "write") == 4 * 4 * 64 * 64 * 2
+    assert r.bounded == []
+
+
+# ---- stream-K: a while loop over a local scalar ------------------------------------------------
+@tilelang.jit
+def while_chunks(blocks=4):
+    @T.prim_func
+    def main(A: T.Tensor((blocks * 256,), "float32"), B: T.Tensor((blocks * 256,), "float32")):
+        with T.Kernel(blocks, threads=128) as pid:
+            it = T.alloc_local((1,), "int32")
+            it[0] = 0
+            while it[0] < pid + 1:                   # block pid runs pid + 1 chunks
+                for i in T.Parallel(64):
+                    B[pid * 256 + it[0] * 64 + i] = A[pid * 256 + it[0] * 64 + i] * 2.0
+                it[0] = it[0] + 1
+    return main
+
+
+def test_while_loop_over_a_local_scalar_is_run():
+    r = tileroof.analyze(while_chunks)
+    # 1 + 2 + 3 + 4 = 10 chunks of 64 elements (the body was counted once per block before)
+    assert r.cuda_flops == 10 * 64
+    assert r.counts.level_bytes("global", "read") == 10 * 64 * 4
+    assert r.unmodeled == []
+
+
+# ---- a loop whose trip count is read from a tensor ---------------------------------------------
+@tilelang.jit
+def ragged(blocks=4):
+    @T.prim_func
+    def main(Lens: T.Tensor((blocks,), "int32"), A: T.Tensor((blocks * 256,), "float32"),
+             B: T.Tensor((blocks * 256,), "float32")):
+        with T.Kernel(blocks, threads=128) as bx:
+            for k in T.serial(Lens[bx]):
+                for i in T.Parallel(64):
+                    B[bx * 256 + k * 64 + i] = A[bx * 256 + k * 64 + i] + 1.0
+    return main
+
+
+def test_data_dependent_trip_count_is_listed_or_assumed():
+    r = tileroof.analyze(ragged)
+    assert [u["name"] for u in r.unmodeled] == ["loop over k (Lens)"]     # body counted once
+    assert r.cuda_flops == 4 * 64 and "Lens" in r.bounded
+    r3 = tileroof.analyze(ragged, assume={"k": 3})  # --assume k=3: three trips per block
+    assert r3.cuda_flops == 4 * 3 * 64 and r3.unmodeled == [] and "k" in r3.trace.assumed
+
+
+# ---- eager-style jit: tensors annotated in the body, shapes from T.const -----------------------
+@tilelang.jit
+def eager_scale(A, B):
+    M, N = T.const("M, N")
+    A: T.Tensor((M, N), T.float32)
+    B: T.Tensor((M, N), T.float32)
+    with T.Kernel(T.ceildiv(N, 128), M, threads=128) as (bx, by):
+        for j in T.Parallel(128):
+            B[by, bx * 128 + j] = A[by, bx * 128 + j] * 3.0
+
+
+def test_eager_style_kernel_takes_shapes_by_name():
+    r = tileroof.analyze(eager_scale, M=64, N=256)  # "missing parameter A, B" before
+    assert r.cuda_flops == 64 * 256
+    with pytest.raises(TileroofError, match="constexpr variable `M`"):
+        tileroof.analyze(eager_scale, N=256)
+
+
+# ---- element intrinsics: clamp, predicate logic, integer bit operations, thread allreduce ------
+@tilelang.jit
+def elem_intrinsics(n=1024):
+    @T.prim_func
+    def main(X: T.Tensor((n,), "float32"), Y: T.Tensor((n,), "float32"), Z: T.Tensor((n,), "float32"),
+             P: T.Tensor((n,), "int32"), Q: T.Tensor((n,), "int32")):
+        with T.Kernel(n // 256, threads=128) as bx:
+            for i in T.Parallel(256):
+                Y[bx * 256 + i] = T.clamp(X[bx * 256 + i], -1.0, 1.0)
+                Z[bx * 256 + i] = T.if_then_else((X[bx * 256 + i] > 0.0) & (X[bx * 256 + i] < 1.0),
+                                                 X[bx * 256 + i], 0.0)
+                Q[bx * 256 + i] = (P[bx * 256 + i] >> 4) & 15
+    return main
+
+
+def test_clamp_predicates_and_integer_bit_ops():
+    r = tileroof.analyze(elem_intrinsics)
+    # clamp = min + max (2), plus two float comparisons; `&` of two predicates is logic, not a FLOP
+    assert r.cuda_flops == 1024 * (2 + 2)
+    # integer shifts and masks are not modelled: listed, never dropped
+    assert sorted(u["name"] for u in r.unmodeled) == ["tirx.bitwise_and", "tirx.shift_right"]
+    assert all(u["executions"] == 1024 for u in r.unmodeled)
+
+
+@tilelang.jit
+def allreduce_rows(N=64):
+    @T.prim_func
+    def main(A: T.Tensor((N, 32), "float32"), C: T.Tensor((N,), "float32")):
+        with T.Kernel(N // 2, threads=(2, 32)) as bn:
+            tn = T.get_thread_binding(0)
+            tk = T.get_thread_binding(1)
+            acc = T.alloc_local((1,), "float32")
+            red = T.alloc_local((1,), "float32")
+            acc[0] = A[bn * 2 + tn, tk]
+            with T.attr(T.comm_reducer(lambda x, y: x + y, [T.Cast("float32", 0)]), "reduce_scope",
+                        T.reinterpret(T.uint64(0), dtype="handle")):
+                T.evaluate(T.tvm_thread_allreduce(T.uint32(1), acc[0], True, red[0], tk, dtype="handle"))
+            C[bn * 2 + tn] = red[0]
+    return main
+
+
+def test_thread_allreduce_is_modelled():
+    r = tileroof.analyze(allreduce_rows)
+    # 32 blocks x 64 threads each combine one value
+    assert r.cuda_flops == 32 * 64 and r.unmodeled == []
+    # A[bn*2 + tn, tk] names both thread indices: every thread reads its own element
+    assert r.counts.level_bytes("global", "read") == 64 * 32 * 4
+    # C[bn*2 + tn] names tn only: the 32 threads along tk write the same element once
+    assert r.counts.level_bytes("global", "write") == 64 * 4
+
+
+# ---- a serial loop with a step (raw TVMScript `range(0, 256, 4)`) ------------------------------
+@tilelang.jit
+def unit_loop(N=1024):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32")):
+        with T.Kernel(N // 256, threads=128) as bx:
+            for i in T.serial(256):
+                A[bx * 256 + i] = A[bx * 256 + i] + 1.0
+    return main
+
+
+def test_for_loop_with_a_step():
+    f = unit_loop.get_tir()
+
+    def stepped(st):
+        if isinstance(st, tirx.For) and st.loop_var.name == "i":
+            return tirx.For(st.loop_var, st.min, st.extent, st.kind, st.body, st.thread_binding, st.annotations,
+                            tirx.IntImm("int32", 4))
+        return None
+
+    g = f.with_body(tirx.stmt_functor.ir_transform(f.body, None, stepped, ["tirx.For"]))
+    r = tileroof.analyze(g)
+    # 4 blocks x 64 trips (0, 4, ..., 252); SIMT code: each of the 128 threads adds
+    assert r.cuda_flops == 4 * 64 * 128
+    # the address names no thread index: one element read and written per block and trip
+    assert r.counts.level_bytes("global", "read") == 4 * 64 * 4
+    assert r.counts.level_bytes("global", "write") == 4 * 64 * 4
+
+
+# ---- a kernel TileLang cannot build: one line, and TileLang's builder dump stays quiet ---------
+@tilelang.jit
+def broken(N=128):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
+        with T.Kernel(1, threads=128):
+            T.copy(A, B, no_such_argument=1)
+    return main
+
+
+def test_elaboration_failure_is_one_quiet_line(caplog, capsys):
+    caplog.set_level(logging.DEBUG)
+    with pytest.raises(TileroofError, match="TileLang could not elaborate") as exc:
+        tileroof.analyze(broken)
+    assert "\n" not in str(exc.value)
+    assert not [rec for rec in caplog.records if rec.levelno >= logging.CRITICAL]
+
+
+def test_cli_multi_launch_json(tmp_path, capsys):
+    src = tmp_path / "k.py"
+    src.write_text("from tests.test_robustness import two_launches\n")
+    import json
+    assert cli_main(["analyze", f"{src}:two_launches", "-p", "N=4096", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["cuda_flops"] == 8192 and len(d["launches"]) == 2
+
+
+@tilelang.jit
+def counter_in_loop(blocks=4):
+    @T.prim_func
+    def main(A: T.Tensor((blocks * 256,), "float32"), B: T.Tensor((blocks * 256,), "float32")):
+        with T.Kernel(blocks, threads=128) as pid:
+            n = T.alloc_local((1,), "int32")
+            n[0] = 0
+            for k in T.serial(3):
+                n[0] = n[0] + 1                      # 3 after the loop, not 1
+            for j in T.serial(n[0]):
+                for i in T.Parallel(64):
+                    B[pid * 256 + j * 64 + i] = A[pid * 256 + j * 64 + i] * 2.0
+    return main
+
+
+def test_local_counter_updated_in_a_loop_is_not_followed():
+    r = tileroof.analyze(counter_in_loop)
+    # the walk sees one iteration of `n += 1`: it must not conclude n == 1; the loop over n is
+    # listed as data dependent (body counted once) instead of silently counted once
+    assert [u["name"] for u in r.unmodeled] == ["loop over j (n)"]
+    assert r.cuda_flops == 4 * 64
+    assert tileroof.analyze(counter_in_loop, assume={"j": 3}).cuda_flops == 4 * 3 * 64
+
+
+# ---- GEMM through TensorCoreIntrinEmitter: ptx_ldmatrix + ptx_mma in SIMT code -----------------
+@tilelang.jit
+def mma_gemm(M=64, N=64, K=64):
+    bm = bn = 16
+    bk = 32
+    emitter = T.TensorCoreIntrinEmitter(a_dtype="float16", b_dtype="float16", accum_dtype="float32",
+                                        a_transposed=False, b_transposed=True, block_row_warps=1, block_col_warps=1,
+                                        warp_row_tiles=16, warp_col_tiles=16, chunk=bk)
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((N, K), "float16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(N // bn, M // bm, threads=32) as (bx, by):
+            As = T.alloc_shared((bm, bk), "float16")
+            Bs = T.alloc_shared((bn, bk), "float16")
+            Cs = T.alloc_shared((1, 1, 16, 16), "float32")
+            A_local = T.alloc_local((8,), "float16")
+            B_local = T.alloc_local((8,), "float16")
+            C_local = T.alloc_local((8,), "float32")
+            T.clear(C_local)
+            for ko in T.Pipelined(K // bk, num_stages=2):
+                for i, k in T.Parallel(bm, bk):
+                    As[i, k] = A[by * bm + i, ko * bk + k]
+                for j, k in T.Parallel(bn, bk):
+                    Bs[j, k] = B[bx * bn + j, ko * bk + k]
+                for ki in T.serial(bk // 16):
+                    emitter.ldmatrix_a(A_local, As, ki)
+                    emitter.ldmatrix_b(B_local, Bs, ki)
+                    emitter.mma(A_local, B_local, C_local)
+            emitter.stmatrix(C_local, Cs)
+            for i, j in T.Parallel(bm, bn):
+                C[by * bm + i, bx * bn + j] = Cs[0, 0, i, j]
+    return main
+
+
+def test_warp_level_mma_and_ldmatrix():
+    r = tileroof.analyze(mma_gemm)
+    # 4x4 blocks of one warp; per k-step (2) and ki (2) two m16n8k16 mma per warp:
+    # 16 blocks x 4 x 2 x 2*16*8*16 = 2*64^3 (ptx_mma was an unmodelled intrinsic)
+    assert r.tensor_flops == 2 * 64 ** 3
+    assert r.unmodeled == []
+    # each thread loads one x4 ldmatrix of A and one of B per ki: 2 x 4 x 4 bytes,
+    # over 16 blocks x 32 threads x 2 k-steps x 2 ki
+    ld = [op for op in r.counts.ops if op.kind == "ldmatrix"]
+    assert sum(op.bytes[("shared", "read")] for op in ld) == 16 * 32 * 2 * 2 * (2 * 4 * 4)
+
+
+# ---- the other ways examples hand over a kernel: @autotune over @jit, plain builder functions ----
+from tilelang.autotuner import autotune  # noqa: E402
+
+
+@autotune(configs=[dict(block=128), dict(block=256)], warmup=1, rep=1)
+@tilelang.jit(out_idx=[1])
+def tuned_scale(N, block=128):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
+        with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
+            for i in T.Parallel(block):
+                B[bx * block + i] = A[bx * block + i] * 2.0
+    return main
+
+
+def plain_scale(N, block):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32")):
+        with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
+            for i in T.Parallel(block):
+                B[bx * block + i] = A[bx * block + i] * 2.0
+    return main
+
+
+def test_autotuned_and_plain_builder_kernels():
+    # "not a TileLang function: AutoTuneImpl" / "...: function" before
+    r = tileroof.analyze(tuned_scale, N=4096, block=256)
+    assert r.cuda_flops == 4096 and r.trace.grid == (16, 1, 1)
+    r = tileroof.analyze(plain_scale, N=4096, block=512)
+    assert r.cuda_flops == 4096 and r.trace.grid == (8, 1, 1)
+    with pytest.raises(TileroofError, match="missing parameter block"):
+        tileroof.analyze(plain_scale, N=4096)
+
+
+# ---- T.alloc_var trip counts, debug print / device assert, an unknown extern call --------------
+@tilelang.jit
+def var_loop(N=1024):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32"), I: T.Tensor((N,), "int32")):
+        with T.Kernel(N // 256, threads=128) as bx:
+            v = T.alloc_var("int32")
+            v = 4
+            s = T.alloc_shared((256,), "float32")
+            T.copy(A[bx * 256], s)
+            for k in T.serial(v):                       # 4 trips: the walk follows v
+                for i in T.Parallel(4):
+                    B[bx * 256 + k * 4 + i] = s[k * 4 + i] * 2.0
+            T.print(s[0])
+            T.device_assert(I[bx] >= 0)
+            T.call_extern("handle", "my_helper", A.data)
+    return main
+
+
+def test_alloc_var_print_assert_and_extern():
+    r = tileroof.analyze(var_loop)
+    assert r.cuda_flops == 4 * 4 * 4                    # 4 blocks x 4 trips x 4 lanes
+    # print and assert are free; an extern function tileroof cannot see into is listed
+    assert [(u["name"], u["executions"]) for u in r.unmodeled] == [("extern my_helper", 4 * 128)]
+
+
+# ---- element atomics: a scalar atomic in SIMT code, a 2-lane atomic; a grid of zero blocks -----
+@tilelang.jit
+def atomics(N=1024):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((8,), "float32"), C: T.Tensor((N,), "float16")):
+        with T.Kernel(N // 256, threads=128) as bx:
+            f = T.alloc_fragment((256,), "float32")
+            r = T.alloc_fragment((1,), "float32")
+            T.copy(A[bx * 256], f)
+            T.reduce_absmax(f, r, dim=0)
+            T.atomic_add(B[bx], r[0])              # outside T.Parallel: every thread adds
+            for i in T.Parallel(128):
+                T.atomic_addx2(C[bx * 256 + i * 2], C[bx * 256 + i * 2])
+    return main
+
+
+def test_element_atomics_and_empty_grid():
+    r = tileroof.analyze(atomics)
+    assert r.cuda_flops == 4 * 256                  # the absmax reduction
+    # B: 4 blocks x 128 threads x 4 B; C: 4 blocks x 128 x 2 lanes x 2 B
+    assert r.counts.level_bytes("global", "atomic") == 4 * 128 * 4 + 4 * 128 * 2 * 2
+    # A copied in (4 x 256 x 4 B) and the 2-lane fp16 source of each addx2 (was counted as 1 lane)
+    assert r.counts.level_bytes("global", "read") == 4 * 256 * 4 + 4 * 128 * 2 * 2
+    assert r.unmodeled == []
+    with pytest.raises(TileroofError, match="launches no blocks"):
+        tileroof.analyze(two_launches, N=0)
+
+
+# ---- lane / warp index intrinsics in conditions ------------------------------------------------
+@tilelang.jit
+def warp_cond(N=1024):
+    @T.prim_func
+    def main(A: T.Tensor((N,), "float32"), B: T.Tensor((N,), "float32"), C: T.Tensor((N // 256, 4), "float32")):
+        with T.Kernel(N // 256, threads=128) as bx:
+            s = T.alloc_shared((256,), "float32")
+            if T.get_warp_idx_sync() == 0:
+                T.copy(A[bx * 256], s)                       # a tile op: once per block
+            if T.get_lane_idx() == 0:
+                C[bx, T.get_warp_idx()] = s[0] * 2.0          # one thread per warp: 4 per block
+            if T.shuffle_elect(128):
+                B[bx * 256] = s[1] + 1.0                      # one elected thread per block
+    return main
+
+
+def test_warp_and_lane_index_conditions():
+    r = tileroof.analyze(warp_cond)
+    assert r.cuda_flops == 4 * (4 + 1)              # 4 blocks x (4 multiplies + 1 add)
+    assert r.counts.level_bytes("global", "read") == 4 * 256 * 4
+    assert r.counts.level_bytes("global", "write") == 4 * (4 + 1) * 4
+    assert r.bounded == [] and r.unmodeled == []
