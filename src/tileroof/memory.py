@@ -148,7 +148,9 @@ def estimate(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: int
         storage = trace.buffers[op.buffer].storage if op.buffer in trace.buffers else op.buffer
         unique = foot.get(storage, nbytes)
         if pairs is None:
-            d = float(unique) if unique <= capacity else float(nbytes)
+            # no tile coordinates to follow (gathers, element loads with non-affine indices): the
+            # buffer comes from DRAM once if it fits in the whole L2, else every issued byte does
+            d = float(unique) if unique <= float(l2_bytes or 0.0) else float(nbytes)
             note = "untiled access: from DRAM once if the buffer fits in L2, else every issued byte"
         else:
             # LRU at wave granularity: a tile used again in wave w after wave w' hits in L2 when the
