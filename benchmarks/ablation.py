@@ -26,8 +26,10 @@ def patched(obj, name, value):
 
 
 def _no_l2_model(trace, slots, l2_bytes, l2_partitions=1):
-    """Every issued global byte from DRAM, except buffers that fit in L2 (no wave reuse)."""
-    est = ORIG_MEMORY(trace, slots, 0.0, l2_partitions)
+    """No L2 reuse: every global byte the ops issue comes from DRAM."""
+    est = ORIG_MEMORY(trace, slots, l2_bytes, l2_partitions)
+    est.dram_read = est.l2_read
+    est.dram_write = est.l2_write
     return est
 
 
@@ -63,7 +65,7 @@ def main() -> int:
         (devices, "load", _datasheet_device), (memory, "estimate", _no_l2_model), (model, "occupancy", _no_ws), no_pipe])
     run("+ calibrated peaks (tileroof calibrate)", [
         (memory, "estimate", _no_l2_model), (model, "occupancy", _no_ws), no_pipe])
-    run("+ L2 reuse across resident blocks (waves, swizzle)", [(model, "occupancy", _no_ws), no_pipe])
+    run("+ L2 reuse (tiles shared by resident blocks, LRU across waves)", [(model, "occupancy", _no_ws), no_pipe])
     run("+ warp-specialised occupancy (Hopper)", [no_pipe])
     run("+ block pipeline (stages, latency, per-iteration cost)", [])
     return 0
