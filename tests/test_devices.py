@@ -58,3 +58,18 @@ def test_match_name():
     assert devices.match_name("NVIDIA H100 80GB HBM3") == "h100_sxm"
     assert devices.match_name("NVIDIA A100-SXM4-40GB") == "a100_40gb"
     assert devices.match_name("Some GPU") is None
+
+
+def test_recorded_calibrations_reproduce_within_5_percent():
+    """Two calibrate runs of the same procedure on the H200 (runs 2 and 3) agree within 5 %."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    res = root / "benchmarks" / "results" / "h200"
+    p = subprocess.run([sys.executable, str(root / "benchmarks" / "compare_calibrations.py"),
+                        str(res / "h200-profile-20261129T163056Z.toml"), str(res / "h200-profile-20261129T170803Z.toml")],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stdout
+    assert "tensor_tflops_fp16" in p.stdout
