@@ -269,6 +269,7 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
         imbalance = makespan / balanced if balanced else 1.0
         res_body = dict(res)
         res_body["pipeline"] = makespan
+        pipe_info["makespan_s"] = makespan
     else:
         pipe_info = {}
         # compute resources are per SM: their time stretches by the schedule's makespan over the

@@ -109,6 +109,7 @@ class Result:
             "waves": t.waves,
             "slots": t.slots,
             "imbalance": t.imbalance,
+            "pipeline": {k: v for k, v in t.pipeline.items()},
             "launch_time": t.launch_s,
             "occupancy": t.occupancy.as_dict(),
             "ops": ops,

@@ -55,6 +55,11 @@ def render(d: dict, console: Console | None = None) -> None:
     res.add_column("% of peak used", justify="right")
     for k, v in sorted(d["resource_time"].items(), key=lambda kv: -kv[1]):
         res.add_row(("[bold]" + k + "[/]") if k == d["bound"] else k, _time(v), f"{d['utilisation'].get(k, 0):.0%}")
+    pipe = d.get("pipeline") or {}
+    if pipe.get("makespan_s"):
+        res.add_row("[bold]block pipeline[/]" if d["bound"].startswith("pipeline") else "block pipeline",
+                    _time(pipe["makespan_s"]), f"{pipe.get('stages', 0)} stages, {pipe.get('iteration_bound', '')}-bound "
+                    f"iterations of {_time(pipe.get('iteration_s', 0))}")
     console.print(res)
     achieved = d["total_flops"] / d["estimated_time"] if d["estimated_time"] else 0
     console.print(f"estimated time [bold]{_time(d['estimated_time'])}[/], bound by [bold]{d['bound']}[/]; "
