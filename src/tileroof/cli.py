@@ -82,7 +82,10 @@ def _analyze(args):
     if args.plot:
         from .report.plot import roofline
 
-        roofline(d, args.plot)
+        try:
+            roofline(d, args.plot)
+        except ImportError:
+            raise TileroofError("--plot needs matplotlib: pip install 'tileroof[plot]'") from None
         if not args.json:
             print(f"roofline plot written to {args.plot}")
 
