@@ -31,8 +31,8 @@ from tileroof.score import DEFAULT_RESULTS, FIT_SWEEPS, load_records, split_of
 
 GRID = {
     "tensor_efficiency_one_warpgroup": [0.5 + 0.05 * i for i in range(11)],
-    "iteration_overhead_s": [i * 20e-9 for i in range(11)],
-    "load_latency_s": [i * 100e-9 for i in range(13)],
+    "iteration_overhead_s": [i * 50e-9 for i in range(3)],
+    "load_latency_s": [i * 50e-9 for i in range(4, 17)],
 }
 
 
