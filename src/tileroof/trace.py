@@ -68,8 +68,6 @@ class Operand:
     # Per-block start coordinate of the tile with every loop variable at its first value: a key
     # per block telling which part of the buffer the block works on (used by the L2 model).
     block_start: tuple | None = None
-    # for each dim, how the start moves per iteration of the innermost enclosing sequential loop
-    loop_stride: tuple | None = None
     # times one block reads each distinct element of this operand (im2col: one pixel per kernel tap)
     reuse_in_block: float = 1.0
     # bytes between the elements that neighbouring threads touch (innermost T.Parallel variable);
@@ -88,7 +86,6 @@ class OpRecord:
     # arithmetic of one execution: {(unit, dtype, opname): count}; units: "tensor", "cuda", "sfu", "cvt"
     ops_per_exec: dict = field(default_factory=dict)
     pipeline_stages: int = 0           # num_stages of the enclosing T.Pipelined loop (0: not pipelined)
-    loop_trip: int = 1                 # iterations of the innermost enclosing sequential loop per block (max)
     pipeline: int = 0                  # id of the enclosing T.Pipelined loop (0: none)
     flags: frozenset = frozenset()     # "bounded" (upper bound), "assumed" (used --assume values)
 

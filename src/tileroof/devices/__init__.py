@@ -2,7 +2,6 @@
 (numbers measured on the GPU by `tileroof calibrate`), a user's own file, or the live GPU."""
 from __future__ import annotations
 
-import math
 import sys
 from dataclasses import dataclass, field, replace
 from importlib import resources
@@ -240,6 +239,3 @@ def match_name(gpu_name: str) -> str | None:
             return key
     return None
 
-
-def ceil_div(a, b):
-    return -(-a // b) if isinstance(a, int) and isinstance(b, int) else math.ceil(a / b)

@@ -37,8 +37,8 @@ def _str(x) -> str:
 def copy(w, call, m, kind="copy"):
     src, s_starts, s_ext, _ = w.region(call.args[0])
     dst, d_starts, d_ext, _ = w.region(call.args[1])
-    s_n, s_key, s_stride = w.tile_elements(src, s_starts, s_ext, m)
-    d_n, d_key, d_stride = w.tile_elements(dst, d_starts, d_ext, m)
+    s_n, s_key = w.tile_elements(src, s_starts, s_ext, m)
+    d_n, d_key = w.tile_elements(dst, d_starts, d_ext, m)
     # the global side decides what moves: edge tiles read fewer elements (the rest of the shared
     # tile is zero-filled, still written) and write only the in-bounds part
     if src.scope == GLOBAL and dst.scope != GLOBAL:
@@ -47,8 +47,8 @@ def copy(w, call, m, kind="copy"):
         s_n = d_n
     w.mark_pipelined(dst)
     operands = (
-        Operand(src.name, src.scope, src.dtype, "read", tuple(s_ext), s_n, s_key, s_stride),
-        Operand(dst.name, dst.scope, dst.dtype, "write", tuple(d_ext), d_n, d_key, d_stride),
+        Operand(src.name, src.scope, src.dtype, "read", tuple(s_ext), s_n, s_key),
+        Operand(dst.name, dst.scope, dst.dtype, "write", tuple(d_ext), d_n, d_key),
     )
     attrs = {"src_scope": src.scope, "dst_scope": dst.scope, "tile_elements": _prod(s_ext)}
     w.record(kind, f"{kind} {src.name} -> {dst.name}", m, operands, attrs)
@@ -78,9 +78,9 @@ def gemm(w, call, m, kind="gemm"):
 
 def fill(w, call, m):
     dst, starts, ext, _ = w.region(call.args[0])
-    n, key, stride = w.tile_elements(dst, starts, ext, m)
+    n, key = w.tile_elements(dst, starts, ext, m)
     w.record("fill", f"fill {dst.name}", m,
-             (Operand(dst.name, dst.scope, dst.dtype, "write", tuple(ext), n, key, stride),))
+             (Operand(dst.name, dst.scope, dst.dtype, "write", tuple(ext), n, key),))
 
 
 def reduce(w, call, m):
@@ -112,8 +112,8 @@ def scan(w, call, m, kind):
 def atomic(w, call, m, kind):
     val = call.args[0]
     dst, starts, ext, _ = w.region(call.args[1])
-    n, key, stride = w.tile_elements(dst, starts, ext, m)
-    operands = [Operand(dst.name, dst.scope, dst.dtype, "atomic", tuple(ext), n, key, stride)]
+    n, key = w.tile_elements(dst, starts, ext, m)
+    operands = [Operand(dst.name, dst.scope, dst.dtype, "atomic", tuple(ext), n, key)]
     if isinstance(val, tirx.Call) or isinstance(val, (tirx.BufferRegion, tirx.BufferLoad)):
         try:
             src, _, s_ext, _ = w.region(val)

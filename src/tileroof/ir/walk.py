@@ -133,11 +133,9 @@ class Walker:
         self.bounded: set[str] = set()
         self.loops: dict[int, LoopAxis] = {}
         self.stages = 0
-        self.loop_trip = 1
         self.pipeline = 0
         self._pipelines = 0
         self.parallel_vars: list = []
-        self.seq_loop: LoopAxis | None = None
         self.swizzle = (0, "row")
         self.footprint_parts: dict = defaultdict(list)
         # SIMT context: statements outside every T.Parallel run in each thread of the block;
@@ -213,9 +211,6 @@ class Walker:
         n = int(self._per_block(m).sum())
         prev = self.unmodeled.get(name)
         self.unmodeled[name] = Unmodeled(name, n + (prev.executions if prev else 0), reason)
-
-    def _flags(self) -> frozenset:
-        return frozenset()
 
     # ---- statements ---------------------------------------------------------------------------
     def run(self) -> KernelTrace:
@@ -440,7 +435,7 @@ class Walker:
             del self.loops[axis]
             del self.env[s.loop_var]
             return
-        saved = (self.stages, self.loop_trip, self.seq_loop, self.pipeline, self.pipeline_trips)
+        saved = (self.stages, self.pipeline, self.pipeline_trips)
         inner = _weight(m, extent, self.loops)
         if s.kind == tirx.ForKind.SERIAL and tb is None:
             stages = s.annotations.get("num_stages") if s.annotations else None
@@ -450,8 +445,6 @@ class Walker:
                 self.pipeline = self._pipelines
                 # iterations of this T.Pipelined loop per block (over every enclosing iteration)
                 self.pipeline_trips = self._per_block(self._thread_weight(inner, False))
-            self.loop_trip = loop.max_extent
-            self.seq_loop = loop
         parallel = s.kind in (tirx.ForKind.PARALLEL, tirx.ForKind.VECTORIZED)
         if parallel:
             self.parallel_vars.append(s.loop_var)
@@ -461,7 +454,7 @@ class Walker:
         self.parallel_depth -= element
         if parallel:
             self.parallel_vars.pop()
-        self.stages, self.loop_trip, self.seq_loop, self.pipeline, self.pipeline_trips = saved
+        self.stages, self.pipeline, self.pipeline_trips = saved
         del self.loops[axis]
         del self.env[s.loop_var]
 
@@ -796,7 +789,7 @@ class Walker:
             kind="elementwise", label=label, executions=n, per_block=per_block,
             operands=tuple(operands), attrs={**(self._simt_attrs(m, n) if simt else {}), **self._pipeline_attrs()},
             ops_per_exec=dict(arith.ops), pipeline_stages=self.stages,
-            loop_trip=self.loop_trip, pipeline=self.pipeline))
+            pipeline=self.pipeline))
 
     def _pipeline_attrs(self) -> dict:
         return {"pipeline_trips": self.pipeline_trips} if self.pipeline and self.pipeline_trips is not None else {}
@@ -851,22 +844,21 @@ class Walker:
         return int(v)
 
     def tile_elements(self, info: BufferInfo, starts, extents, m):
-        """Total elements of the tile actually inside `info` over every execution, the per-block
-        start of the tile (loop variables at their first value, for the L2 model) and how far the
-        start moves per iteration of the innermost sequential loop."""
+        """Total elements of the tile actually inside `info` over every execution, and the
+        per-block start of the tile (loop variables at their first value, for the L2 model)."""
         full = 1
         for e in extents:
             full *= e
         executions = float(self._per_block(m).sum())
         if info.scope != GLOBAL:
-            return int(round(executions * full)), None, None
+            return int(round(executions * full)), None
         try:
             lins = [affine.linearize(self.ev, st) if isinstance(st, tirx.PrimExpr) else None for st in starts]
         except DataDependent as exc:
             self.bounded.add(exc.name)
             self.footprint_parts[info.storage].append((info, None))
-            return int(round(executions * full)), None, None
-        ranges, block_start, stride = [], [], []
+            return int(round(executions * full)), None
+        ranges, block_start = [], []
         inside = True
         for st, lin, ext, dim in zip(starts, lins, extents, info.shape):
             if lin is None:
@@ -874,16 +866,13 @@ class Walker:
                     inside = False
                     ranges = None
                     break
-                lo = hi_start = int(st)
+                lo = int(st)
                 lin_lo, lin_hi = lo, lo + ext
                 block_start.append(lo)
-                stride.append(0)
             else:
                 r = affine.index_range(self.ev, st, ext)
                 lin_lo, lin_hi = r[0], r[1]
                 block_start.append(lin.base)
-                c = lin.coef.get(self._seq_var(), 0)
-                stride.append(int(np.max(np.abs(c))) if np.size(c) else 0)
             if ranges is not None:
                 ranges.append((lin_lo, lin_hi))
             if np.any(np.asarray(lin_lo) < 0) or np.any(np.asarray(lin_hi) > dim):
@@ -896,17 +885,7 @@ class Walker:
             total = executions * full
         else:
             total = self._clipped_elements(info, starts, extents, m, executions * full)
-        return int(round(total)), (tuple(block_start) if ranges is not None else None), \
-            (tuple(stride) if ranges is not None else None)
-
-    def _seq_var(self):
-        loop = self.seq_loop
-        if loop is None:
-            return None
-        for var, val in self.env.items():
-            if val is loop:
-                return var
-        return None
+        return int(round(total)), (tuple(block_start) if ranges is not None else None)
 
     def _clipped_elements(self, info, starts, extents, m, upper):
         """Elements inside the buffer, summed over every block and iteration (edge tiles)."""
@@ -981,7 +960,7 @@ class Walker:
             kind=kind, label=label, executions=int(per_block.sum()), per_block=per_block,
             operands=tuple(operands), attrs={**(attrs or {}), **self._record_attrs, **self._pipeline_attrs()},
             ops_per_exec=ops_per_exec or {},
-            pipeline_stages=self.stages, loop_trip=self.loop_trip, pipeline=self.pipeline))
+            pipeline_stages=self.stages, pipeline=self.pipeline))
 
     def mark_pipelined(self, info: BufferInfo) -> None:
         """A shared buffer filled inside a T.Pipelined loop is kept in `stages` copies."""
