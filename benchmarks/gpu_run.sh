@@ -2,7 +2,7 @@
 # One device call: calibrate the GPU and measure the corpus, everything under $OUT.
 #
 #   bash benchmarks/gpu_run.sh [--calibrate] [--measure] [--ncu] [--budget S] [--repeat N]
-#                              [--cases a,b] [--jobs N] [--out DIR] [-- more measure flags]
+#                              [--cases a,b] [--cal-only a,b] [--jobs N] [--out DIR] [-- more measure flags]
 #   no part flag = --calibrate --measure --ncu.  --budget: wall seconds for the whole script
 #   (default 540); measure gets what calibrate left, less 20 s.  Flags after "--" go to
 #   tileroof.gpu.measure as they are (e.g. -- --sweep gemm_8192 --no-graph).
@@ -12,11 +12,11 @@
 #   or in two calls:  ... gpu_run.sh --calibrate   then   ... gpu_run.sh --ncu --budget 560
 set -uo pipefail
 cd "$(dirname "$0")/.."
-CAL=0; MEA=0; NCU=0; BUDGET=540; REPEAT=2; CASES=""; JOBS=16; OUTDIR="${OUT:-out}"; EXTRA=()
+CAL=0; MEA=0; NCU=0; BUDGET=540; REPEAT=2; CASES=""; CALONLY=""; JOBS=16; OUTDIR="${OUT:-out}"; EXTRA=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --calibrate) CAL=1 ;; --measure) MEA=1 ;; --ncu) NCU=1; MEA=1 ;;
-    --budget) BUDGET=$2; shift ;; --repeat) REPEAT=$2; shift ;; --cases) CASES=$2; shift ;;
+    --budget) BUDGET=$2; shift ;; --repeat) REPEAT=$2; shift ;; --cases) CASES=$2; shift ;; --cal-only) CALONLY=$2; shift ;;
     --jobs) JOBS=$2; shift ;; --out) OUTDIR=$2; shift ;;
     --) shift; EXTRA=("$@"); break ;;
     *) echo "unknown flag $1" >&2; exit 2 ;;
@@ -32,7 +32,8 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,
 $PY -c "import torch, triton; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'triton', triton.__version__)"
 $PY -c "import tilelang; print('tilelang', tilelang.__version__)" || echo "tilelang import failed"
 if [ $CAL = 1 ]; then
-  $PY -m tileroof.gpu.calibrate --out "$OUTDIR" --repeat "$REPEAT" 2>&1 | tee "$OUTDIR/calibrate.log" | grep -v '^\[calibrate\] repeat'
+  ONLY=(); [ -n "$CALONLY" ] && ONLY=(--only "$CALONLY")
+  $PY -m tileroof.gpu.calibrate --out "$OUTDIR" --repeat "$REPEAT" ${ONLY[@]+"${ONLY[@]}"} 2>&1 | tee "$OUTDIR/calibrate.log" | grep -v '^\[calibrate\] repeat'
 fi
 if [ $MEA = 1 ]; then
   LEFT=$((BUDGET - SECONDS - 20))

@@ -67,6 +67,11 @@ def flash_attn_fwd(batch, heads, seq_len, dim, is_causal=False, block_M=128, blo
                 T.copy(scores_max, scores_max_prev)
                 T.fill(scores_max, -T.infinity(accum_dtype))
                 T.reduce_max(acc_s, scores_max, dim=1, clear=False)
+                if is_causal:
+                    # with block_N < block_M a key tile can mask a whole row: keep the running max
+                    # (-inf - -inf would be NaN).  Measured run 2 lacked this and those configs failed.
+                    for i in T.Parallel(block_M):
+                        scores_max[i] = T.max(scores_max[i], scores_max_prev[i])
                 for i in T.Parallel(block_M):
                     scores_scale[i] = T.exp2(scores_max_prev[i] * scale - scores_max[i] * scale)
                 for i, j in T.Parallel(block_M, block_N):

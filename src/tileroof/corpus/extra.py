@@ -246,8 +246,9 @@ def _fa_counts(p) -> Expected:
         # row = mul, mul, sub (3); probabilities exp2(s*c - max*c) per element (3); reduce_sum
         # over bM*bN (1); logsum = logsum*scale + sum per row = one FMA (2); acc_o *= scale
         # per bM*D element (1).  The causal mask compares integer indices: free.
+        # Causal only: the running max is kept, max(new, prev) per row (1).
         # Per block after the loop: acc_o /= logsum, bM*D divisions.
-        cuda_flops=iters * (5 * bM * bN + 5 * bM + bM * D) + blocks * bM * D,
+        cuda_flops=iters * (5 * bM * bN + (6 if p["is_causal"] else 5) * bM + bM * D) + blocks * bM * D,
         # exp2: bM rescale factors + bM*bN probabilities per iteration
         sfu_ops=iters * (bM + bM * bN),
         # Q tile once per block, K and V tiles every iteration

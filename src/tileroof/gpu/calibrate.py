@@ -46,6 +46,7 @@ BENCHES = {
     "sfu_ops_per_clk_per_sm": (mb.sfu_throughput, {}),
     "launch_overhead_us": (mb.launch_overhead, {}),
     "sm_clock_mhz": (mb.sm_clock_under_matmul, {}),
+    "tma_load_latency_us": (mb.tma_pipeline, {}),
 }
 
 
@@ -100,7 +101,8 @@ def profile_doc(key: str, prov: dict, results: dict) -> dict:
         raw0 = (r.get("raw") or [{}])[0]
         for extra in ("bytes_per_clk_per_sm", "fma_per_clk_per_sm", "results_per_s", "sm_clock_mhz",
                       "best_working_set_mib", "triton_back_to_back_us", "cupy_back_to_back_us", "graph_per_launch_us",
-                      "queued_back_to_back_us", "behind_flush_us", "atomic_gbps", "chunk_spread_pct"):
+                      "queued_back_to_back_us", "behind_flush_us", "atomic_gbps", "chunk_spread_pct",
+                      "single_load_gbps_per_sm"):
             v = raw0.get(extra)
             if isinstance(v, (int, float)) and not isinstance(v, bool) and name != "sm_clock_mhz":
                 t[extra] = v if isinstance(v, int) else round(float(v), 4)

@@ -585,3 +585,73 @@ def warm_gpu(seconds: float = 1.0, n: int = 4096) -> None:
         for _ in range(20):
             fn()
         torch.cuda.synchronize()
+
+
+# ------------------------------------------------------------------ TMA tile pipeline (TileLang)
+# (rows, cols) fp16 tiles: 8, 16, 32 KiB, each one TMA box with 128-byte rows (a bk=64 fp16 GEMM
+# operand tile); stages 1..4; working set L2-resident (4 MiB) or streamed from DRAM (each block
+# its own tiles, read once)
+TMA_TILES = ((64, 64), (128, 64), (256, 64))
+TMA_STAGES = (1, 2, 3, 4)
+_TMA_KERNELS: dict = {}
+
+
+def _tma_configs(ctx: Ctx, iters: int) -> list:
+    out = []
+    for rows, cols in TMA_TILES:
+        tile = rows * cols * 2
+        for stages in TMA_STAGES:
+            for where in ("l2", "dram"):
+                if where == "l2":
+                    n_tiles, stride = (4 << 20) // tile, 7
+                else:
+                    n_tiles, stride = ctx.sm_count * iters, iters
+                n_tiles -= n_tiles % 4
+                out.append({"where": where, "params": dict(n_tiles=n_tiles, rows=rows, cols=cols, grid=ctx.sm_count,
+                                                           iters=iters, num_stages=stages, stride=stride)})
+    return out
+
+
+def tma_pipeline(ctx: Ctx, iters: int = 1000) -> dict:
+    """Time per pipelined iteration of TileLang's tile_stream kernel (tileroof.gpu.tl_kernels): the
+    memory pipeline of a GEMM main loop with nothing to compute.  value = the latency intercept
+    of the 1-stage L2-resident configs (one load in flight per SM: time = latency + bytes / rate)."""
+    import numpy as np
+    import torch
+    from .tl_kernels import tile_stream
+    cfgs = _tma_configs(ctx, iters)
+    key = tuple(sorted(tuple(sorted(c["params"].items())) for c in cfgs))
+    if key not in _TMA_KERNELS:
+        t = time.time()
+        ks = tile_stream.par_compile([c["params"] for c in cfgs], num_workers=16, ignore_error=True)
+        _TMA_KERNELS[key] = (ks, time.time() - t)
+    kernels, compile_s = _TMA_KERNELS[key]
+    rows_out = []
+    for c, k in zip(cfgs, kernels):
+        p = c["params"]
+        if k is None:
+            rows_out.append({**c, "error": "compile failed"})
+            continue
+        a = torch.randn((p["n_tiles"] // 4 * p["rows"], 4 * p["cols"]), dtype=torch.float16, device="cuda")
+        out = torch.empty((p["grid"], p["cols"]), dtype=torch.float32, device="cuda")
+        fn = lambda k=k, a=a, out=out: k(a, out)  # noqa: E731
+        st = events(fn, max(10, ctx.runs // 3))
+        tile = p["rows"] * p["cols"] * 2
+        per_iter = st["median_s"] / p["iters"]
+        rows_out.append({**c, "tile_bytes": tile, "stats": st, "per_iter_s": per_iter,
+                         "per_sm_gbps": tile / per_iter / 1e9, "total_gbps": tile * p["grid"] / per_iter / 1e9})
+        del a, out
+    one = [r for r in rows_out if r.get("per_iter_s") and r["where"] == "l2" and r["params"]["num_stages"] == 1]
+    value = slope = None
+    if len(one) >= 2:
+        x = np.array([r["tile_bytes"] for r in one], float)
+        y = np.array([r["per_iter_s"] for r in one], float)
+        slope, value = np.polyfit(x, y, 1)
+    return {"value": None if value is None else float(value) * 1e6, "unit": "us",
+            "single_load_gbps_per_sm": None if not slope else 1e-9 / float(slope),
+            "configs": rows_out, "compile_s": compile_s,
+            "method": f"TileLang tile_stream (tileroof.gpu.tl_kernels): {ctx.sm_count} blocks (1/SM, warp-specialised, "
+                      f"TMA), {iters} pipelined tile loads each, consumer reads one row per tile; tiles "
+                      f"{', '.join(f'{r}x{c}' for r, c in TMA_TILES)} fp16, stages {TMA_STAGES}, 4 MiB working set (L2) "
+                      "or every tile read once (DRAM); value = intercept of time per iteration vs tile bytes over "
+                      f"the 1-stage L2 configs (latency of one tile load), median of {max(10, ctx.runs // 3)} runs each"}

@@ -1,0 +1,36 @@
+"""TileLang kernels used by calibration (compiled only on a GPU machine).
+
+`tile_stream`: each block streams `iters` tiles of (rows x cols) through a T.Pipelined loop with
+`num_stages` shared-memory buffers, the way a GEMM's main loop loads its operand tiles (on Hopper
+TileLang lowers it to 2-D tensor-map TMA loads by a producer warpgroup, mbarrier waits by the
+consumer; A is 4 tiles wide so a tile is a strided box, as a GEMM operand tile is).  The
+consumer reads one row of each tile (so the load is needed) and does nothing else: the time per
+iteration is the memory pipeline alone (load latency, transfer, stages in flight).  Block b reads
+tiles (b * stride + k) mod n_tiles of A, so a small A stays in L2 and a large one streams from DRAM.
+"""
+# NOTE: no `from __future__ import annotations` (TileLang reads the annotations)
+import tilelang
+import tilelang.language as T
+
+
+@tilelang.jit
+def tile_stream(n_tiles, rows, cols, grid, iters, num_stages, stride=7, threads=128, dtype="float16"):
+    wide = 4                              # tiles per row of A
+    assert n_tiles % wide == 0
+
+    @T.prim_func
+    def main(A: T.Tensor((n_tiles // wide * rows, wide * cols), dtype), Out: T.Tensor((grid, cols), "float32")):
+        with T.Kernel(grid, threads=threads) as bx:
+            A_shared = T.alloc_shared((rows, cols), dtype)
+            acc = T.alloc_fragment((cols,), "float32")
+            T.clear(acc)
+            for k in T.Pipelined(iters, num_stages=num_stages):
+                t = (bx * stride + k) % n_tiles
+                r = t // wide
+                c = t % wide
+                T.copy(A[r * rows:(r + 1) * rows, c * cols:(c + 1) * cols], A_shared)
+                for j in T.Parallel(cols):
+                    acc[j] += A_shared[k % rows, j]
+            T.copy(acc, Out[bx, :])
+
+    return main
