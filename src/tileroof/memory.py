@@ -59,6 +59,7 @@ class OperandTraffic:
     dram: int            # modelled bytes from/to DRAM
     unique: int          # footprint share (lower bound)
     note: str = ""
+    miss_share: float = 0.0   # share of the blocks' uses of this operand served from DRAM (the rest hit L2)
 
 
 @dataclass
@@ -69,6 +70,8 @@ class MemoryEstimate:
     l2_write: int
     per_operand: list = field(default_factory=list)
     assumptions: list = field(default_factory=list)
+    # (op index, operand index) -> share of its uses (block-weighted) whose tile comes from DRAM
+    miss_share: dict = field(default_factory=dict)
 
     @property
     def dram_bytes(self) -> int:
@@ -110,8 +113,8 @@ def estimate(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: int
     reads, writes = [], []
     total_issued_read = 0
     per_operand = []
-    for rec in trace.ops:
-        for op in rec.operands:
+    for ri, rec in enumerate(trace.ops):
+        for oi, op in enumerate(rec.operands):
             if op.scope != GLOBAL:
                 continue
             nbytes = int(op.elements * dtype_bytes(op.dtype))
@@ -119,32 +122,33 @@ def estimate(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: int
                 writes.append((op, nbytes))
             elif op.access in ("atomic", "readwrite"):
                 writes.append((op, nbytes))
-                reads.append((rec, op, nbytes))
+                reads.append((rec, op, nbytes, (ri, oi)))
             else:
-                reads.append((rec, op, nbytes))
+                reads.append((rec, op, nbytes, (ri, oi)))
     # per read operand: the distinct tiles (keys) each wave touches, and the bytes of each
     tiled = []
     working_set = np.zeros(waves)          # distinct bytes each wave touches, all operands together
-    for rec, op, nbytes in reads:
+    for rec, op, nbytes, where in reads:
         total_issued_read += nbytes
         keys = _keys_per_block(op, (gz, gy, gx))
         weights = rec.per_block
         if keys is None or weights.sum() == 0:
-            tiled.append((rec, op, nbytes, None))
+            tiled.append((rec, op, nbytes, None, where))
             continue
         per_block_bytes = nbytes * weights / weights.sum() / op.reuse_in_block
         nkeys = int(keys.max()) + 1
         pair = wave_of * nkeys + keys
-        uniq, first = np.unique(pair, return_index=True)
+        uniq, first, inverse, users = np.unique(pair, return_index=True, return_inverse=True, return_counts=True)
         w_of_pair = uniq // nkeys
         bytes_of_pair = per_block_bytes[first]
         np.add.at(working_set, w_of_pair, bytes_of_pair)
-        tiled.append((rec, op, nbytes, (uniq % nkeys, w_of_pair, bytes_of_pair)))
+        tiled.append((rec, op, nbytes, (uniq % nkeys, w_of_pair, bytes_of_pair, users), where))
     cum = np.concatenate([[0.0], np.cumsum(working_set)])
 
     dram_read = 0.0
     foot = trace.footprints
-    for rec, op, nbytes, pairs in tiled:
+    miss_share = {}
+    for rec, op, nbytes, pairs, where in tiled:
         storage = trace.buffers[op.buffer].storage if op.buffer in trace.buffers else op.buffer
         unique = foot.get(storage, nbytes)
         if pairs is None:
@@ -152,12 +156,13 @@ def estimate(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: int
             # buffer comes from DRAM once if it fits in the whole L2, else every issued byte does
             d = float(unique) if unique <= float(l2_bytes or 0.0) else float(nbytes)
             note = "untiled access: from DRAM once if the buffer fits in L2, else every issued byte"
+            miss = d / nbytes if nbytes else 0.0
         else:
             # LRU at wave granularity: a tile used again in wave w after wave w' hits in L2 when the
             # distinct bytes touched by waves w'+1..w fit in the cache
-            key, wave, b = pairs
+            key, wave, b, users = pairs
             order_kw = np.lexsort((wave, key))
-            key, wave, b = key[order_kw], wave[order_kw], b[order_kw]
+            key, wave, b, users = key[order_kw], wave[order_kw], b[order_kw], users[order_kw]
             prev = np.full(key.size, -1)
             same = np.r_[False, key[1:] == key[:-1]]
             prev[same] = wave[np.flatnonzero(same) - 1]
@@ -165,9 +170,12 @@ def estimate(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: int
             hit = (prev >= 0) & (reuse <= capacity)
             d = float(b[~hit].sum())
             note = f"{int(hit.sum())} of {hit.size} (tile, wave) uses hit in L2"
+            # the blocks that share a tile fetched from DRAM in their wave all wait for DRAM
+            miss = float(users[~hit].sum() / users.sum()) if users.sum() else 0.0
         d = min(max(d, min(unique, nbytes)), nbytes)
         dram_read += d
-        per_operand.append(OperandTraffic(op.buffer, nbytes, int(d), int(min(unique, nbytes)), note))
+        miss_share[where] = miss
+        per_operand.append(OperandTraffic(op.buffer, nbytes, int(d), int(min(unique, nbytes)), note, miss))
     dram_write = 0.0
     written_storage: dict = {}
     for op, nbytes in writes:
@@ -183,4 +191,4 @@ def estimate(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: int
     return MemoryEstimate(int(round(dram_read)), int(round(dram_write)), int(total_issued_read), int(l2_write),
                           per_operand,
                           [f"{slots} blocks resident at once, {waves} waves; L2 capacity "
-                           f"{capacity / 1e6:.1f} MB"])
+                           f"{capacity / 1e6:.1f} MB"], miss_share)

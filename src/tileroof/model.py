@@ -143,9 +143,10 @@ def _op_time_per_sm(op_counts, dev: Device) -> tuple[float, float]:
     return tc * dev.sm_count, other * dev.sm_count
 
 
-def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy):
+def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, mem=None):
     """Per-block times for a kernel whose main loop is T.Pipelined, or None."""
     loop_ops = [(rec, oc) for rec, oc in zip(trace.ops, counts.ops) if rec.pipeline]
+    loop_idx = [i for i, rec in enumerate(trace.ops) if rec.pipeline]
     if not loop_ops:
         return None
     # the loop's trip count per block: executions per block of its first global->shared copy
@@ -178,16 +179,41 @@ def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupan
     spill = max(need / occ.regs_per_thread, 1.0) if occ.regs_per_thread else 1.0
     # blocks resident on one SM share its tensor cores, ALUs and L2 port
     share = occ.blocks_per_sm
-    t_compute = (tc / wg_eff + other) * spill * share / total_iters + c.get("iteration_overhead_s", 0.0)
+    n_wg = occ.consumer_warpgroups
+    if n_wg > 1:
+        # consumer warpgroups share the tensor cores: one's CUDA-core/SFU work runs while another's
+        # gemm does, except the 1/n_wg of it that waits on its own gemm (the flash-attention
+        # 256-thread configs: 2 warpgroups, 13-21 % faster than the serial sum)
+        t_compute = max(tc / wg_eff + other / n_wg, other) * spill * share / total_iters \
+            + c.get("iteration_overhead_s", 0.0)
+    else:
+        t_compute = (tc / wg_eff + other) * spill * share / total_iters + c.get("iteration_overhead_s", 0.0)
+    t_tc_iter = (tc / wg_eff) * spill * share / total_iters
     t_l2 = share * (g2s / total_iters) / per_sm_l2 if per_sm_l2 else 0.0
-    if stages > 1:
+    groups = max(sum(1 for rec, _ in loop_ops if rec.kind in ("gemm", "gemm_sp")
+                     and any(o.scope == SHARED for o in rec.operands)), 1)
+    if c.get("exp_mode"):
+        # a buffer cycles: load (latency + transfer) -> wait -> held by its consumer -> released;
+        # `stages` buffers rotate, so one iteration takes at least (load + hold) / stages
+        p_l2 = 1.0
+        if mem is not None:
+            for i in loop_idx:
+                for oi, o in enumerate(trace.ops[i].operands):
+                    if o.scope == GLOBAL and o.access == "read":
+                        p_l2 *= 1.0 - mem.miss_share.get((i, oi), 0.0)
+        p_dram = 1.0 - p_l2
+        lat = c["l2_latency_s"] + p_dram * (c["dram_latency_s"] - c["l2_latency_s"])
+        t_load = lat + share * (g2s / total_iters) / c["load_rate_per_sm"]
+        hold = t_compute if groups == 1 else t_tc_iter / groups
+        t_latency = (t_load + hold) / stages
+        latency = t_load
+    elif stages > 1:
         t_latency = latency / (stages - 1)
     else:
         # one buffer per operand: the next tile of an operand loads once its consumer is done, so
         # only the compute of the loop's later consumers hides it (flash attention: K then V)
-        groups = max(sum(1 for rec, _ in loop_ops if rec.kind in ("gemm", "gemm_sp")
-                         and any(o.scope == SHARED for o in rec.operands)), 1)
-        t_latency = latency + t_compute / groups
+        # and a buffer is held only while its own gemm runs
+        t_latency = latency + (t_compute if groups == 1 else t_tc_iter / groups)
     t_iter = max(t_compute, t_l2, t_latency)
     # work outside the loop (accumulator clear, epilogue stores) at one SM's share of the rates
     rest_tc = rest_other = rest_bytes = 0.0
@@ -258,7 +284,7 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
             assumptions.append(f"{dev.name}: no measured atomic throughput, atomics not timed")
 
     order = memory.launch_order(trace)
-    pipe = block_pipeline(trace, counts, dev, occ)
+    pipe = block_pipeline(trace, counts, dev, occ, mem)
     if pipe is not None:
         block_times, pipe_info = pipe
         if pipe_info["register_spill_factor"] > 1.0:

@@ -47,6 +47,7 @@ BENCHES = {
     "launch_overhead_us": (mb.launch_overhead, {}),
     "sm_clock_mhz": (mb.sm_clock_under_matmul, {}),
     "tma_load_latency_us": (mb.tma_pipeline, {}),
+    "block_overhead_us": (mb.block_overhead, {}),
 }
 
 

@@ -655,3 +655,69 @@ def tma_pipeline(ctx: Ctx, iters: int = 1000) -> dict:
                       f"{', '.join(f'{r}x{c}' for r, c in TMA_TILES)} fp16, stages {TMA_STAGES}, 4 MiB working set (L2) "
                       "or every tile read once (DRAM); value = intercept of time per iteration vs tile bytes over "
                       f"the 1-stage L2 configs (latency of one tile load), median of {max(10, ctx.runs // 3)} runs each"}
+
+
+# ------------------------------------------------------------------ fixed cost per block (TileLang)
+BLOCK_ITERS = (1, 2, 4, 8, 16, 32)
+BLOCK_ROUNDS = 16                     # blocks per SM over the launch
+
+
+def _block_configs(ctx: Ctx) -> list:
+    rows, cols, grid = 128, 64, ctx.sm_count * BLOCK_ROUNDS
+    out = []
+    for where in ("l2", "dram"):
+        for stages in (2, 3):
+            for iters in BLOCK_ITERS:
+                if where == "l2":
+                    n_tiles, stride = 256, 7             # 4 MiB of 16 KiB tiles
+                else:
+                    n_tiles, stride = grid * iters, iters
+                n_tiles += (-n_tiles) % 4
+                out.append({"where": where, "params": dict(n_tiles=n_tiles, rows=rows, cols=cols, grid=grid, iters=iters,
+                                                           num_stages=stages, stride=stride)})
+    return out
+
+
+def block_overhead(ctx: Ctx) -> dict:
+    """Fixed time a pipelined, warp-specialised block costs besides its loop iterations (block
+    start, first tile's latency, epilogue writing a 128x64 fp16 tile, exit), from TileLang's
+    block_stream kernel (tileroof.gpu.tl_kernels): sm_count x 16 blocks, 1..32 iterations each;
+    time per block round = intercept + iters x slope.  value = the intercept of the DRAM-fed,
+    2-stage configs (each block's tiles are new, as in a GEMM's first wave)."""
+    import numpy as np
+    import torch
+    from .tl_kernels import block_stream
+    cfgs = _block_configs(ctx)
+    key = ("block", tuple(sorted(tuple(sorted(c["params"].items())) for c in cfgs)))
+    if key not in _TMA_KERNELS:
+        t = time.time()
+        ks = block_stream.par_compile([c["params"] for c in cfgs], num_workers=16, ignore_error=True)
+        _TMA_KERNELS[key] = (ks, time.time() - t)
+    kernels, compile_s = _TMA_KERNELS[key]
+    rows_out = []
+    for c, k in zip(cfgs, kernels):
+        p = c["params"]
+        if k is None:
+            rows_out.append({**c, "error": "compile failed"})
+            continue
+        a = torch.randn((p["n_tiles"] // 4 * p["rows"], 4 * p["cols"]), dtype=torch.float16, device="cuda")
+        out = torch.empty((p["grid"] * p["rows"], p["cols"]), dtype=torch.float16, device="cuda")
+        st = events(lambda k=k, a=a, out=out: k(a, out), max(10, ctx.runs // 3))
+        rows_out.append({**c, "stats": st, "per_round_s": st["median_s"] / BLOCK_ROUNDS})
+        del a, out
+    fits = {}
+    for where in ("l2", "dram"):
+        for stages in (2, 3):
+            sel = [r for r in rows_out if r.get("per_round_s") and r["where"] == where
+                   and r["params"]["num_stages"] == stages]
+            if len(sel) >= 2:
+                slope, icpt = np.polyfit([r["params"]["iters"] for r in sel], [r["per_round_s"] for r in sel], 1)
+                fits[f"{where}_s{stages}"] = {"intercept_s": float(icpt), "per_iter_s": float(slope)}
+    v = fits.get("dram_s2", {}).get("intercept_s")
+    return {"value": None if v is None else v * 1e6, "unit": "us", "fits": fits, "configs": rows_out,
+            "compile_s": compile_s,
+            "method": f"TileLang block_stream (tileroof.gpu.tl_kernels): {ctx.sm_count}x{BLOCK_ROUNDS} blocks of 128 "
+                      f"threads (+128 producer), iterations {BLOCK_ITERS}, 128x64 fp16 tiles, stages 2 and 3, 4 MiB "
+                      "working set (L2) or new tiles per block (DRAM); each block adds the tiles into a float32 "
+                      "fragment and stores it as a 128x64 fp16 tile; per-round time = median / 16; value = "
+                      "intercept of the DRAM 2-stage line"}

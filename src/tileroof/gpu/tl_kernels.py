@@ -34,3 +34,33 @@ def tile_stream(n_tiles, rows, cols, grid, iters, num_stages, stride=7, threads=
             T.copy(acc, Out[bx, :])
 
     return main
+
+
+@tilelang.jit
+def block_stream(n_tiles, rows, cols, grid, iters, num_stages, stride, threads=128, dtype="float16"):
+    """A GEMM-shaped block without the math: `grid` blocks (many per SM over time) each load
+    `iters` tiles through a T.Pipelined loop, add each tile into a float32 fragment (the
+    accumulator) and write it back as a (rows x cols) tile through shared memory (the epilogue).
+    Time per block against iters gives the fixed cost a block pays besides its loop iterations
+    (start, pipeline fill, epilogue, exit)."""
+    wide = 4
+    assert n_tiles % wide == 0
+
+    @T.prim_func
+    def main(A: T.Tensor((n_tiles // wide * rows, wide * cols), dtype), Out: T.Tensor((grid * rows, cols), dtype)):
+        with T.Kernel(grid, threads=threads) as bx:
+            A_shared = T.alloc_shared((rows, cols), dtype)
+            C_shared = T.alloc_shared((rows, cols), dtype)
+            acc = T.alloc_fragment((rows, cols), "float32")
+            T.clear(acc)
+            for k in T.Pipelined(iters, num_stages=num_stages):
+                t = (bx * stride + k) % n_tiles
+                r = t // wide
+                c = t % wide
+                T.copy(A[r * rows:(r + 1) * rows, c * cols:(c + 1) * cols], A_shared)
+                for i, j in T.Parallel(rows, cols):
+                    acc[i, j] += A_shared[i, j]
+            T.copy(acc, C_shared)
+            T.copy(C_shared, Out[bx * rows:(bx + 1) * rows, :])
+
+    return main
