@@ -1,3 +1,4 @@
+import pytest
 """The drop-in Analyzer and the model's mechanisms on small cases."""
 import numpy as np
 
@@ -49,10 +50,20 @@ def test_warp_specialised_occupancy_on_hopper_only():
 
 def test_dram_between_unique_and_issued_and_l2_reuse():
     r = tileroof.analyze(K.gemm, M=8192, N=8192, K=8192, bm=128, bn=128, bk=32)
-    assert r.unique_bytes <= r.dram_bytes <= r.global_bytes
+    mem = r.timing.memory
+    c_bytes = 8192 * 8192 * 4                      # fp32 C
+    assert mem.l2_write == c_bytes
+    # reads: at least the inputs once, at most what the tiles issue
+    assert r.unique_bytes - c_bytes <= mem.dram_read <= r.global_bytes - c_bytes
+    # writes: C, less what is still dirty in one L2 partition at the end, in the kernel's
+    # read/write mix
+    dev = devices.load("h200")
+    dirty = dev.l2_bytes / dev.l2_partitions * c_bytes / (mem.dram_read + c_bytes)
+    assert mem.dram_write == pytest.approx(c_bytes - dirty, abs=2)
     small = tileroof.analyze(K.gemm, M=1024, N=1024, K=1024, bm=128, bn=128, bk=32)
-    # inputs (4 MB) fit in L2: each byte comes from DRAM once
-    assert small.dram_bytes == small.unique_bytes
+    # inputs (4 MB) fit in L2: each byte comes from DRAM once; C (4 MB) is still in L2 at the end
+    assert small.timing.memory.dram_read == 2 * 1024 * 1024 * 2
+    assert small.timing.memory.dram_write == 0
 
 
 def test_causal_imbalance_longer_than_balanced():

@@ -90,6 +90,27 @@ def warp_partition(m: int, n: int, warps: int) -> tuple[int, int]:
 
 SECTOR = 32            # bytes of one L2 sector
 BANKS, BANK_BYTES = 32, 4
+# an mma/wgmma accumulator fragment gives each thread 2 adjacent columns of a row and a quad of 4
+# threads one row segment: a store straight from it writes 8 contiguous elements per row
+ACCUM_ROW_SEGMENT = 8
+GEMM_KINDS = ("gemm", "gemm_sp")
+
+
+def accumulator_store_waste(rec: OpRecord, accumulators: frozenset) -> int:
+    """Sector bytes wasted when a gemm accumulator fragment is copied straight to global memory:
+    a row segment of 8 x 2-byte elements fills half a 32-byte sector (Nsight Compute on the H200:
+    L2 write sectors = 2x C's bytes for fp16/bf16 C, 1x for fp32 C)."""
+    if rec.kind != "copy":
+        return 0
+    if not any(o.scope == FRAGMENT and o.buffer in accumulators and o.access == "read" for o in rec.operands):
+        return 0
+    waste = 0
+    for o in rec.operands:
+        if o.scope == GLOBAL and o.access == "write":
+            seg = ACCUM_ROW_SEGMENT * dtype_bytes(o.dtype)
+            if seg < SECTOR:
+                waste += int(o.elements * (SECTOR - seg) * dtype_bytes(o.dtype) / seg)
+    return waste
 
 
 def access_excess(op) -> tuple[str, float] | None:
@@ -154,18 +175,23 @@ def count_default(rec: OpRecord, oc: OpCounts) -> None:
     _arith(rec, oc)
 
 
-FORMULAS = {"gemm": count_gemm, "gemm_sp": count_gemm}
+FORMULAS = {k: count_gemm for k in GEMM_KINDS}
 
 
-def count_op(rec: OpRecord) -> OpCounts:
+def count_op(rec: OpRecord, accumulators: frozenset = frozenset()) -> OpCounts:
     oc = OpCounts(rec.label, rec.kind, rec.executions)
     FORMULAS.get(rec.kind, count_default)(rec, oc)
     oc.bytes = Counter({k: int(round(v)) for k, v in oc.bytes.items()})
+    waste = accumulator_store_waste(rec, accumulators)
+    if waste:
+        oc.excess[("global", "sector_waste")] += waste
     return oc
 
 
 def count(trace: KernelTrace) -> Counts:
-    ops = [count_op(r) for r in trace.ops]
+    accumulators = frozenset(r.operands[2].buffer for r in trace.ops
+                             if r.kind in GEMM_KINDS and len(r.operands) > 2 and r.operands[2].scope == FRAGMENT)
+    ops = [count_op(r, accumulators) for r in trace.ops]
     flops, nbytes, excess, conv = Counter(), Counter(), Counter(), 0
     for oc in ops:
         flops.update(oc.flops)

@@ -143,10 +143,9 @@ def _op_time_per_sm(op_counts, dev: Device) -> tuple[float, float]:
     return tc * dev.sm_count, other * dev.sm_count
 
 
-def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, mem=None):
+def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy):
     """Per-block times for a kernel whose main loop is T.Pipelined, or None."""
     loop_ops = [(rec, oc) for rec, oc in zip(trace.ops, counts.ops) if rec.pipeline]
-    loop_idx = [i for i, rec in enumerate(trace.ops) if rec.pipeline]
     if not loop_ops:
         return None
     # the loop's trip count per block: executions per block of its first global->shared copy
@@ -192,22 +191,7 @@ def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupan
     t_l2 = share * (g2s / total_iters) / per_sm_l2 if per_sm_l2 else 0.0
     groups = max(sum(1 for rec, _ in loop_ops if rec.kind in ("gemm", "gemm_sp")
                      and any(o.scope == SHARED for o in rec.operands)), 1)
-    if c.get("exp_mode"):
-        # a buffer cycles: load (latency + transfer) -> wait -> held by its consumer -> released;
-        # `stages` buffers rotate, so one iteration takes at least (load + hold) / stages
-        p_l2 = 1.0
-        if mem is not None:
-            for i in loop_idx:
-                for oi, o in enumerate(trace.ops[i].operands):
-                    if o.scope == GLOBAL and o.access == "read":
-                        p_l2 *= 1.0 - mem.miss_share.get((i, oi), 0.0)
-        p_dram = 1.0 - p_l2
-        lat = c["l2_latency_s"] + p_dram * (c["dram_latency_s"] - c["l2_latency_s"])
-        t_load = lat + share * (g2s / total_iters) / c["load_rate_per_sm"]
-        hold = t_compute if groups == 1 else t_tc_iter / groups
-        t_latency = (t_load + hold) / stages
-        latency = t_load
-    elif stages > 1:
+    if stages > 1:
         t_latency = latency / (stages - 1)
     else:
         # one buffer per operand: the next tile of an operand loads once its consumer is done, so
@@ -224,13 +208,16 @@ def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupan
         rest_tc += t
         rest_other += o
         rest_bytes += oc.bytes.get((GLOBAL, "write"), 0) + oc.bytes.get((GLOBAL, "read"), 0) \
-            + oc.bytes.get((GLOBAL, "atomic"), 0)
+            + oc.bytes.get((GLOBAL, "atomic"), 0) + oc.excess.get(("global", "sector_waste"), 0)
     nblocks = max(trace.num_blocks, 1)
     t_rest = share * ((rest_tc + rest_other) / nblocks + ((rest_bytes / nblocks) / per_sm_l2 if per_sm_l2 else 0.0))
-    block_times = iters * t_iter + latency + t_rest
+    # a block's fixed cost besides its iterations (start, first tile, exit): measured by
+    # calibrate's block_stream where the profile has it, else one load latency
+    prologue = dev.block_fixed_s or latency
+    block_times = iters * t_iter + prologue + t_rest
     terms = {"compute": t_compute, "l2": t_l2, "latency": t_latency}
     return block_times, {"iteration_s": t_iter, "stages": stages, "iteration_bound": max(terms, key=terms.get),
-                         "terms_s": terms, "tensor_efficiency": wg_eff, "prologue_epilogue_s": latency + t_rest,
+                         "terms_s": terms, "tensor_efficiency": wg_eff, "prologue_epilogue_s": prologue + t_rest,
                          "register_spill_factor": spill}
 
 
@@ -284,7 +271,7 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
             assumptions.append(f"{dev.name}: no measured atomic throughput, atomics not timed")
 
     order = memory.launch_order(trace)
-    pipe = block_pipeline(trace, counts, dev, occ, mem)
+    pipe = block_pipeline(trace, counts, dev, occ)
     if pipe is not None:
         block_times, pipe_info = pipe
         if pipe_info["register_spill_factor"] > 1.0:

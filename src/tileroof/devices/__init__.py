@@ -36,6 +36,7 @@ _SPECS = {
     "shared_mem_bandwidth_gbps": ("smem_bw", 1e9),
     "sfu_ops_per_clk_per_sm": ("sfu_per_clk", 1),
     "launch_overhead_us": ("launch_s", 1e-6),
+    "block_fixed_us": ("block_fixed_s", 1e-6),
     "l2_atomic_throughput_gops": ("atomic_rate_contended", 1e9),
     "atomic_throughput_distinct_gops": ("atomic_rate", 1e9),
 }
@@ -72,6 +73,7 @@ class Device:
     max_threads_per_block: int = 1024
     max_regs_per_thread: int = 255
     launch_s: float = 0.0
+    block_fixed_s: float = 0.0            # fixed cost of one pipelined block besides its iterations
     atomic_rate: float = 0.0              # atomics/s to distinct addresses (all SMs)
     atomic_rate_contended: float = 0.0    # atomics/s onto a small table that lives in L2 (histogram)
     sources: dict = field(default_factory=dict)       # field -> citation

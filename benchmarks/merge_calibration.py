@@ -1,0 +1,78 @@
+"""Add quantities measured by a later, partial calibration run (`gpu_run.sh --cal-only ...`) to a
+committed device profile, each with the run it came from, and derive the model's per-block fixed
+cost from the block_stream intercept.
+
+    python benchmarks/merge_calibration.py [--device h200] RUN.json [RUN.json ...]
+
+What is written into src/tileroof/devices/profiles/<device>.toml, before its [fitted.*] tables:
+  [measured.tma_load_latency_us]  latency of one TMA tile load, L2-resident (tile_stream, 1 stage)
+  [measured.block_overhead_us]    intercept of time per block vs iterations (block_stream, DRAM, 2 stages)
+  [measured.block_fixed_us]       that intercept less the 16 KiB epilogue store at the SM's share of the
+                                  profile's L2 bandwidth (the model charges epilogue stores separately):
+                                  the fixed cost a pipelined block pays (start, first tile, exit)
+Numbers are copied from the run files (medians over the runs' repeats); nothing is typed in.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from tileroof import devices
+from tileroof.gpu import tomlw
+
+STORE_BYTES = 128 * 64 * 2          # block_stream's epilogue tile (tileroof.gpu.tl_kernels)
+
+
+def _entry(res: dict, run: dict, fname: str) -> dict:
+    prov = run["provenance"]
+    return {"value": round(float(res["value"]), 4), "unit": res.get("unit"),
+            "method": f"{res.get('method')} [run {fname}, {prov.get('gpu')}, driver {prov.get('driver')}, "
+                      f"{prov.get('date_utc')}, tilelang {prov.get('tilelang')}, commit {prov.get('tileroof_commit')}]",
+            "repeats": [round(v, 4) for v in res.get("repeats", [])],
+            "spread_pct": None if res.get("spread_pct") is None else round(res["spread_pct"], 3),
+            "reproduces_within_5pct": res.get("reproduces_within_5pct")}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("runs", nargs="+", type=Path)
+    ap.add_argument("--device", default="h200")
+    a = ap.parse_args(argv)
+    prof = devices.profiles_dir() / f"{a.device}.toml"
+    base = devices.load(a.device)
+    tables = {}
+    for path in a.runs:
+        run = json.loads(path.read_text())
+        for key in ("tma_load_latency_us", "block_overhead_us"):
+            res = (run.get("results") or {}).get(key)
+            if res and res.get("value") is not None:
+                tables[key] = _entry(res, run, path.name)
+    if "block_overhead_us" in tables:
+        b = tables["block_overhead_us"]
+        store_s = STORE_BYTES / (base.l2_bw / base.sm_count)
+        tables["block_fixed_us"] = {
+            "value": round(b["value"] - store_s * 1e6, 4), "unit": "us",
+            "method": f"block_overhead_us ({b['value']} us) less the {STORE_BYTES}-byte epilogue store at the SM's "
+                      f"share of the profile's L2 bandwidth ({base.l2_bw / 1e9:.0f} GB/s / {base.sm_count} SMs = "
+                      f"{store_s * 1e6:.3f} us)",
+            "spread_pct": b["spread_pct"], "reproduces_within_5pct": b["reproduces_within_5pct"]}
+    text = prof.read_text()
+    head, sep, fitted = text.partition("\n[fitted.")
+    for key in tables:                       # replace earlier copies of the same tables
+        marker = f"\n[measured.{key}]\n"
+        while marker in head:
+            i = head.index(marker)
+            j = head.find("\n[", i + 1)
+            head = head[:i] + (head[j:] if j >= 0 else "\n")
+    add = tomlw.dumps({"measured": {k: {kk: vv for kk, vv in v.items() if vv is not None} for k, v in tables.items()}})
+    prof.write_text(head.rstrip() + "\n\n" + add.strip() + "\n" + (sep + fitted if sep else ""))
+    for k, v in tables.items():
+        print(f"{k} = {v['value']} {v['unit']}")
+    print(f"wrote {prof}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
