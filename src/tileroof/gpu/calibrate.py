@@ -48,6 +48,7 @@ BENCHES = {
     "sm_clock_mhz": (mb.sm_clock_under_matmul, {}),
     "tma_load_latency_us": (mb.tma_pipeline, {}),
     "block_overhead_us": (mb.block_overhead, {}),
+    "gemm_tile_tflops_fp16": (mb.gemm_issue, {}),
 }
 
 

@@ -721,3 +721,59 @@ def block_overhead(ctx: Ctx) -> dict:
                       "working set (L2) or new tiles per block (DRAM); each block adds the tiles into a float32 "
                       "fragment and stores it as a 128x64 fp16 tile; per-round time = median / 16; value = "
                       "intercept of the DRAM 2-stage line"}
+
+
+# ------------------------------------------------------------------ gemm issue rate by tile shape (TileLang)
+# (M, N, K, threads): the loop gemms of the corpus' GEMM and flash-attention configs
+GEMM_SHAPES = ((64, 32, 128, 128), (64, 64, 128, 128), (64, 128, 128, 128), (64, 256, 64, 128),
+               (128, 32, 128, 128), (128, 64, 128, 128), (128, 128, 128, 128), (128, 128, 32, 128),
+               (128, 128, 64, 128), (128, 256, 64, 128), (64, 128, 64, 128), (64, 64, 64, 128),
+               (128, 64, 128, 256), (128, 128, 128, 256), (128, 128, 64, 256), (128, 256, 64, 256),
+               (256, 128, 64, 256), (128, 256, 32, 256))
+
+
+def _gemm_configs(ctx: Ctx) -> list:
+    out = []
+    for m, n, k, thr in GEMM_SHAPES:
+        flops = 2 * m * n * k
+        iters = int(min(20000, max(500, 2e-3 / (flops / 4.6e12))))
+        for per_sm in ((1, 2) if thr == 128 else (1,)):
+            out.append({"shape": [m, n, k], "threads": thr, "blocks_per_sm": per_sm,
+                        "params": dict(M=m, N=n, K=k, threads=thr, iters=iters, grid=ctx.sm_count * per_sm)})
+    return out
+
+
+def gemm_issue(ctx: Ctx) -> dict:
+    """Time per T.gemm call of each tile shape with operands already in shared memory (TileLang's
+    gemm_loop kernel, tileroof.gpu.tl_kernels): one block per SM (and two, for 128 threads).
+    value = fp16 TFLOP/s of the 128x256x64 tile with 2 consumer warpgroups (a large-tile rate)."""
+    import torch
+    from .tl_kernels import gemm_loop
+    cfgs = _gemm_configs(ctx)
+    key = ("gemm", tuple(sorted(tuple(sorted(c["params"].items())) for c in cfgs)))
+    if key not in _TMA_KERNELS:
+        t = time.time()
+        ks = gemm_loop.par_compile([c["params"] for c in cfgs], num_workers=16, ignore_error=True)
+        _TMA_KERNELS[key] = (ks, time.time() - t)
+    kernels, compile_s = _TMA_KERNELS[key]
+    rows_out, value = [], None
+    for c, k in zip(cfgs, kernels):
+        p = c["params"]
+        if k is None:
+            rows_out.append({**c, "error": "compile failed"})
+            continue
+        a = torch.randn((p["M"], p["K"]), dtype=torch.float16, device="cuda")
+        b = torch.randn((p["N"], p["K"]), dtype=torch.float16, device="cuda")
+        out = torch.empty((p["grid"] * p["M"], p["N"]), dtype=torch.float32, device="cuda")
+        st = events(lambda k=k, a=a, b=b, out=out: k(a, b, out), max(10, ctx.runs // 3))
+        per_call = st["median_s"] / p["iters"]
+        flops = 2 * p["M"] * p["N"] * p["K"]
+        tflops = flops * p["grid"] / per_call / 1e12
+        rows_out.append({**c, "stats": st, "per_call_s": per_call, "tflops": tflops})
+        if c["shape"] == [128, 256, 64] and c["threads"] == 256:
+            value = tflops
+    return {"value": value, "unit": "TFLOP/s", "configs": rows_out, "compile_s": compile_s,
+            "method": f"TileLang gemm_loop (tileroof.gpu.tl_kernels): {ctx.sm_count} or 2x{ctx.sm_count} blocks, each "
+                      "calls T.gemm(A_s, B_s^T, C) on fp16 operands already in shared memory, fp32 accumulate, "
+                      f"500-20000 times; shapes (M, N, K, threads) {list(GEMM_SHAPES)}; time per call = median / "
+                      f"iterations, median of {max(10, ctx.runs // 3)} runs; value = TFLOP/s of 128x256x64, 256 threads"}

@@ -64,3 +64,27 @@ def block_stream(n_tiles, rows, cols, grid, iters, num_stages, stride, threads=1
             T.copy(C_shared, Out[bx * rows:(bx + 1) * rows, :])
 
     return main
+
+
+@tilelang.jit
+def gemm_loop(M, N, K, threads, iters, grid, dtype="float16"):
+    """Tensor-core issue rate of one gemm tile shape: each block loads A (M x K) and B (N x K)
+    into shared memory once, then calls T.gemm(A_s, B_s^T, C) `iters` times in a plain loop (each
+    call is TileLang's wgmma sequence: fence, issue, commit, wait for completion), and stores C.
+    Time per call = the gemm's cost inside a main loop when its operands are already in place."""
+    policy = T.GemmWarpPolicy.FullRow if M >= 64 * (threads // 128) else T.GemmWarpPolicy.Square
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((N, K), dtype), Out: T.Tensor((grid * M, N), "float32")):
+        with T.Kernel(grid, threads=threads) as bx:
+            A_s = T.alloc_shared((M, K), dtype)
+            B_s = T.alloc_shared((N, K), dtype)
+            C = T.alloc_fragment((M, N), "float32")
+            T.copy(A, A_s)
+            T.copy(B, B_s)
+            T.clear(C)
+            for _ in T.serial(iters):
+                T.gemm(A_s, B_s, C, transpose_B=True, policy=policy)
+            T.copy(C, Out[bx * M:(bx + 1) * M, :])
+
+    return main
