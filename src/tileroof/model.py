@@ -143,6 +143,21 @@ def _op_time_per_sm(op_counts, dev: Device) -> tuple[float, float]:
     return tc * dev.sm_count, other * dev.sm_count
 
 
+def wgmma_shape_factor(rec, dev: Device) -> float:
+    """How much longer a gemm's tensor work takes than its FLOPs at the tensor rate because its
+    wgmma instructions are narrow: an m64nNk16 with N below dev.wgmma_min_n takes as long as one
+    with N = wgmma_min_n (calibrate's gemm_loop: 64x32x128 runs at 0.6 of the 64x128x128 rate).
+    N per instruction: the gemm's N (up to 256), split when the warpgroups outnumber its m64
+    slices."""
+    if dev.tensor_instruction != "wgmma" or not dev.wgmma_min_n or rec.kind not in ("gemm", "gemm_sp"):
+        return 1.0
+    a = rec.attrs
+    warpgroups = max(a.get("threads", 128) // 128, 1)
+    n_split = max(warpgroups // max(a["m"] // 64, 1), 1)
+    n_inst = min(a["n"] / n_split, 256)
+    return max(dev.wgmma_min_n / n_inst, 1.0) if n_inst > 0 else 1.0
+
+
 def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy):
     """Per-block times for a kernel whose main loop is T.Pipelined, or None."""
     loop_ops = [(rec, oc) for rec, oc in zip(trace.ops, counts.ops) if rec.pipeline]
@@ -166,7 +181,7 @@ def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupan
     tc = other = g2s = 0.0
     for rec, oc in loop_ops:
         t, o = _op_time_per_sm(oc, dev)
-        tc += t
+        tc += t * wgmma_shape_factor(rec, dev)
         other += o
         g2s += oc.bytes.get((GLOBAL, "read"), 0)
     stages = max(op.pipeline_stages for op, _ in loop_ops)

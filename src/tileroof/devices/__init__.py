@@ -37,6 +37,7 @@ _SPECS = {
     "sfu_ops_per_clk_per_sm": ("sfu_per_clk", 1),
     "launch_overhead_us": ("launch_s", 1e-6),
     "block_fixed_us": ("block_fixed_s", 1e-6),
+    "wgmma_min_n": ("wgmma_min_n", 1),
     "l2_atomic_throughput_gops": ("atomic_rate_contended", 1e9),
     "atomic_throughput_distinct_gops": ("atomic_rate", 1e9),
 }
@@ -74,6 +75,7 @@ class Device:
     max_regs_per_thread: int = 255
     launch_s: float = 0.0
     block_fixed_s: float = 0.0            # fixed cost of one pipelined block besides its iterations
+    wgmma_min_n: float = 0.0              # an m64nNk16 wgmma with N below this takes as long as N = this
     atomic_rate: float = 0.0              # atomics/s to distinct addresses (all SMs)
     atomic_rate_contended: float = 0.0    # atomics/s onto a small table that lives in L2 (histogram)
     sources: dict = field(default_factory=dict)       # field -> citation

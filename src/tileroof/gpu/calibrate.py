@@ -49,6 +49,7 @@ BENCHES = {
     "tma_load_latency_us": (mb.tma_pipeline, {}),
     "block_overhead_us": (mb.block_overhead, {}),
     "gemm_tile_tflops_fp16": (mb.gemm_issue, {}),
+    "reduce_latency_us": (mb.reduce_latency, {}),
 }
 
 

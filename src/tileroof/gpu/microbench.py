@@ -777,3 +777,44 @@ def gemm_issue(ctx: Ctx) -> dict:
                       "calls T.gemm(A_s, B_s^T, C) on fp16 operands already in shared memory, fp32 accumulate, "
                       f"500-20000 times; shapes (M, N, K, threads) {list(GEMM_SHAPES)}; time per call = median / "
                       f"iterations, median of {max(10, ctx.runs // 3)} runs; value = TFLOP/s of 128x256x64, 256 threads"}
+
+
+# ------------------------------------------------------------------ row-reduction latency (TileLang)
+REDUCE_SHAPES = ((64, 64, 128), (64, 128, 128), (128, 64, 128), (128, 128, 128), (64, 32, 128), (128, 32, 128),
+                 (128, 64, 256), (128, 128, 256))
+
+
+def reduce_latency(ctx: Ctx, iters: int = 4000) -> dict:
+    """Time per iteration of TileLang's reduce_chain kernel (tileroof.gpu.tl_kernels): a row
+    reduction of an (M x N) fp32 fragment whose result feeds the next iteration, one block per
+    SM (and two).  Each iteration also does M x N max, mul and sub operations.  No single value:
+    the table is the record (the model compares it with its own CUDA-core time)."""
+    import torch
+    from .tl_kernels import reduce_chain
+    cfgs = []
+    for m, n, thr in REDUCE_SHAPES:
+        for per_sm in (1, 2):
+            cfgs.append({"shape": [m, n], "threads": thr, "blocks_per_sm": per_sm,
+                         "params": dict(M=m, N=n, threads=thr, iters=iters, grid=ctx.sm_count * per_sm)})
+    key = ("reduce", tuple(sorted(tuple(sorted(c["params"].items())) for c in cfgs)))
+    if key not in _TMA_KERNELS:
+        t = time.time()
+        ks = reduce_chain.par_compile([c["params"] for c in cfgs], num_workers=16, ignore_error=True)
+        _TMA_KERNELS[key] = (ks, time.time() - t)
+    kernels, compile_s = _TMA_KERNELS[key]
+    rows_out, value = [], None
+    for c, k in zip(cfgs, kernels):
+        p = c["params"]
+        if k is None:
+            rows_out.append({**c, "error": "compile failed"})
+            continue
+        a = torch.randn((p["M"], 64), dtype=torch.float16, device="cuda")
+        b = torch.randn((p["N"], 64), dtype=torch.float16, device="cuda")
+        out = torch.empty((p["grid"] * p["M"], p["N"]), dtype=torch.float32, device="cuda")
+        st = events(lambda k=k, a=a, b=b, out=out: k(a, b, out), max(10, ctx.runs // 3))
+        rows_out.append({**c, "stats": st, "per_iter_s": st["median_s"] / p["iters"]})
+    return {"value": None, "unit": "us", "configs": rows_out, "compile_s": compile_s,
+            "method": f"TileLang reduce_chain (tileroof.gpu.tl_kernels): {ctx.sm_count} or 2x{ctx.sm_count} blocks, "
+                      f"{iters} dependent iterations of T.reduce_max over rows + one FMA per element; shapes (M, N, "
+                      f"threads) {list(REDUCE_SHAPES)}; time per iteration = median / iterations, median of "
+                      f"{max(10, ctx.runs // 3)} runs"}

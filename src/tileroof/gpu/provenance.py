@@ -91,8 +91,11 @@ def _repo_root() -> Path:
 
 
 def git_commit() -> str | None:
-    """`git rev-parse HEAD` of the checkout this file lives in (with '+dirty' when the tree has
-    changes), else env TILEROOF_COMMIT, else None."""
+    """env TILEROOF_COMMIT when set (the device tool copies the working tree onto an older
+    checkout, so its own `git rev-parse` names the wrong commit), else `git rev-parse HEAD` of the
+    checkout this file lives in (with '+dirty' when the tree has changes), else None."""
+    if os.environ.get("TILEROOF_COMMIT"):
+        return os.environ["TILEROOF_COMMIT"]
     root = _repo_root()
     try:
         out = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
@@ -104,7 +107,7 @@ def git_commit() -> str | None:
             return sha + ("+dirty" if st.returncode == 0 and st.stdout.strip() else "")
     except (OSError, subprocess.SubprocessError):
         pass
-    return os.environ.get("TILEROOF_COMMIT") or None
+    return None
 
 
 def tileroof_version() -> str | None:

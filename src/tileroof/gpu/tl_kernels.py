@@ -88,3 +88,33 @@ def gemm_loop(M, N, K, threads, iters, grid, dtype="float16"):
             T.copy(C, Out[bx * M:(bx + 1) * M, :])
 
     return main
+
+
+@tilelang.jit
+def reduce_chain(M, N, threads, iters, grid):
+    """Latency of a row reduction inside a loop: each iteration reduces a (M x N) float32
+    fragment along its rows (T.reduce_max) and feeds the result back into every element (a mul
+    and a sub each), so iterations form one dependent chain, as flash attention's online softmax
+    does.  The fragment is first written by a T.gemm so it has the gemm accumulator's layout
+    (rows spread over 4 threads, as acc_s in flash attention)."""
+    policy = T.GemmWarpPolicy.FullRow if M >= 64 * (threads // 128) else T.GemmWarpPolicy.Square
+
+    @T.prim_func
+    def main(A: T.Tensor((M, 64), "float16"), B: T.Tensor((N, 64), "float16"),
+             Out: T.Tensor((grid * M, N), "float32")):
+        with T.Kernel(grid, threads=threads) as bx:
+            A_s = T.alloc_shared((M, 64), "float16")
+            B_s = T.alloc_shared((N, 64), "float16")
+            acc = T.alloc_fragment((M, N), "float32")
+            row = T.alloc_fragment((M,), "float32")
+            T.copy(A, A_s)
+            T.copy(B, B_s)
+            T.clear(acc)
+            T.gemm(A_s, B_s, acc, transpose_B=True, policy=policy)
+            for _ in T.serial(iters):
+                T.reduce_max(acc, row, dim=1, clear=True)
+                for i, j in T.Parallel(M, N):
+                    acc[i, j] = acc[i, j] * 0.5 - row[i] * 0.25
+            T.copy(acc, Out[bx * M:(bx + 1) * M, :])
+
+    return main
