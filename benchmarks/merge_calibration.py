@@ -14,6 +14,10 @@ What is written into src/tileroof/devices/profiles/<device>.toml, before its [fi
   [measured.wgmma_min_n]          an m64nNk16 wgmma takes as long as one with N = wgmma_min_n when N is
                                   smaller: 128 x t(64x32x128 call) / t(64x128x128 call) (8 instructions
                                   each, one warpgroup, one block per SM), median over the run's repeats
+  [measured.loop_alu_factor]      } from reduce_chain (row reduction + elementwise update in a dependent
+  [measured.reduce_latency_ns]    } loop): time per iteration = reduce_latency + loop_alu_factor x the
+                                    model's own CUDA-core time for that kernel (tileroof.analyze of the same
+                                    TIR), least squares over the 1-warpgroup, 1-block-per-SM configs
 Numbers are copied from the run files (medians over the runs' repeats); nothing is typed in.
 """
 from __future__ import annotations
@@ -38,6 +42,45 @@ def _entry(res: dict, run: dict, fname: str) -> dict:
             "repeats": [round(v, 4) for v in res.get("repeats", [])],
             "spread_pct": None if res.get("spread_pct") is None else round(res["spread_pct"], 3),
             "reproduces_within_5pct": res.get("reproduces_within_5pct")}
+
+
+def _reduce_fit(res: dict, run: dict, fname: str, dev) -> dict:
+    """Least squares of measured time per iteration against the model's CUDA-core time per
+    iteration of the same reduce_chain kernel (analysed here from its TIR, no GPU needed)."""
+    import numpy as np
+
+    import tileroof
+    from tileroof.gpu.tl_kernels import reduce_chain
+    fits = []
+    for rep in res["raw"]:
+        xs, ys = [], []
+        for c in rep.get("configs", []):
+            p = c["params"]
+            if c.get("per_iter_s") is None or c["threads"] != 128 or c["blocks_per_sm"] != 1:
+                continue
+            r = tileroof.analyze(reduce_chain, device=dev, **{**p, "iters": 100})
+            cuda = sum(v for (u, _), v in r.counts.flops.items() if u == "cuda")
+            xs.append(cuda / 100 / p["grid"] / (dev.cuda_rate("fp32") / dev.sm_count))
+            ys.append(c["per_iter_s"])
+        if len(xs) >= 3:
+            fits.append(np.polyfit(xs, ys, 1))
+    if not fits:
+        return {}
+    k = [float(f[0]) for f in fits]
+    a = [float(f[1]) * 1e9 for f in fits]
+    prov = run["provenance"]
+    src = f"[reduce_chain, run {fname}, {prov.get('gpu')}, {prov.get('date_utc')}, commit {prov.get('tileroof_commit')}]"
+
+    def entry(vals, unit, what):
+        med = statistics.median(vals)
+        sp = (max(vals) - min(vals)) / abs(med) * 100 if med else 0.0
+        return {"value": round(med, 4), "unit": unit, "method": f"{what} {src}", "repeats": [round(v, 4) for v in vals],
+                "spread_pct": round(sp, 3), "reproduces_within_5pct": sp <= 5.0}
+    return {
+        "loop_alu_factor": entry(k, "ratio", "slope of time per iteration against the model's CUDA-core time per "
+                                 "iteration (FP32 peak of one SM), 64/128 x 32/64/128 fragments, 128 threads, 1 block per SM"),
+        "reduce_latency_ns": entry(a, "ns", "intercept of the same line: the time one row reduction adds"),
+    }
 
 
 def main(argv=None) -> int:
@@ -79,6 +122,9 @@ def main(argv=None) -> int:
                             "repeats": [round(v, 2) for v in ns],
                             "spread_pct": round((max(ns) - min(ns)) / statistics.median(ns) * 100, 3),
                             "reproduces_within_5pct": (max(ns) - min(ns)) / statistics.median(ns) <= 0.05}
+        res = (run.get("results") or {}).get("reduce_latency_us")
+        if res and res.get("raw"):
+            tables.update(_reduce_fit(res, run, path.name, base))
     if "block_overhead_us" in tables:
         b = tables["block_overhead_us"]
         store_s = STORE_BYTES / (base.l2_bw / base.sm_count)

@@ -128,19 +128,25 @@ def _schedule(block_times: np.ndarray, order: np.ndarray, slots: int) -> float:
     return max(heap)
 
 
-def _op_time_per_sm(op_counts, dev: Device) -> tuple[float, float]:
-    """(tensor seconds, CUDA-core + SFU seconds) of one op's whole work at one SM's share of peak."""
-    tc = other = 0.0
+def _unit_times_per_sm(op_counts, dev: Device) -> tuple[float, float, float]:
+    """(tensor, CUDA-core, SFU) seconds of one op's whole work at one SM's share of peak."""
+    tc = cuda = sfu = 0.0
     for (unit, dtype), n in op_counts.flops.items():
         if unit == TENSOR:
             rate = dev.tensor_rate(dtype)
             tc += n / rate if rate else 0.0
         elif unit == CUDA:
             rate = dev.cuda_rate(dtype)
-            other += n / rate if rate else 0.0
+            cuda += n / rate if rate else 0.0
         elif unit == SFU:
-            other += n / dev.sfu_rate if dev.sfu_rate else 0.0
-    return tc * dev.sm_count, other * dev.sm_count
+            sfu += n / dev.sfu_rate if dev.sfu_rate else 0.0
+    return tc * dev.sm_count, cuda * dev.sm_count, sfu * dev.sm_count
+
+
+def _op_time_per_sm(op_counts, dev: Device) -> tuple[float, float]:
+    """(tensor seconds, CUDA-core + SFU seconds) of one op's whole work at one SM's share of peak."""
+    tc, cuda, sfu = _unit_times_per_sm(op_counts, dev)
+    return tc, cuda + sfu
 
 
 def wgmma_shape_factor(rec, dev: Device) -> float:
@@ -179,10 +185,15 @@ def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupan
     one_wg = occ.consumer_warpgroups < 2 and dev.tensor_instruction == "wgmma"
     wg_eff = c.get("tensor_efficiency_one_warpgroup", 1.0) if one_wg else 1.0
     tc = other = g2s = 0.0
+    n_reduce = 0
     for rec, oc in loop_ops:
-        t, o = _op_time_per_sm(oc, dev)
+        t, cuda, sfu = _unit_times_per_sm(oc, dev)
         tc += t * wgmma_shape_factor(rec, dev)
-        other += o
+        # fragment arithmetic inside a loop issues below the FP32 peak (calibrate's reduce_chain:
+        # 1.5x the time at the peak rate, whatever the number of warps)
+        other += cuda * (dev.loop_alu_factor or 1.0) + sfu
+        if rec.kind == "reduce":
+            n_reduce += rec.executions
         g2s += oc.bytes.get((GLOBAL, "read"), 0)
     stages = max(op.pipeline_stages for op, _ in loop_ops)
     per_sm_l2 = dev.l2_bw / dev.sm_count if dev.l2_bw else 0.0
@@ -202,6 +213,9 @@ def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupan
             + c.get("iteration_overhead_s", 0.0)
     else:
         t_compute = (tc / wg_eff + other) * spill * share / total_iters + c.get("iteration_overhead_s", 0.0)
+    # each row reduction (shuffles across the threads of a row, then a barrier) adds its latency to
+    # the iteration's dependent chain (reduce_chain: ~36 ns on the H200, not hidden by more warps)
+    t_compute += dev.reduce_latency_s * n_reduce / total_iters * share
     t_tc_iter = (tc / wg_eff) * spill * share / total_iters
     t_l2 = share * (g2s / total_iters) / per_sm_l2 if per_sm_l2 else 0.0
     groups = max(sum(1 for rec, _ in loop_ops if rec.kind in ("gemm", "gemm_sp")
