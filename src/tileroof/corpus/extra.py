@@ -294,10 +294,10 @@ def _mm_params(M, N, K, bm, bn, bk, stages, threads, in_dtype="float16", out_dty
                 accum_dtype="float32", trans_B=trans_B, swizzle=swizzle)
 
 
-def _mm_case(name, p, rtol=1e-2, tags=(), note=""):
+def _mm_case(name, p, rtol=1e-2, tags=(), note="", sweep=None):
     return Case(name=name, kernel=matmul, params=p, make_inputs=_matmul_inputs,
                 reference=_matmul_ref_nt if p["trans_B"] else _matmul_ref_nn,
-                expected=_mm_expected(p), rtol=rtol,
+                expected=_mm_expected(p), rtol=rtol, sweep=sweep,
                 tags=("gemm", p["in_dtype"], "nt" if p["trans_B"] else "nn", "extra") + tuple(tags),
                 note=note)
 
@@ -621,11 +621,37 @@ _FA_CAUSAL_CONFIGS = [
 ]
 
 
+# Written and added after the session-2 model changes, measured once, never fitted on: a bf16 NT
+# GEMM autotuning space (tiles, stages, warpgroups, rasterisation; one 128x256 tile on a single
+# warpgroup, whose 256-register accumulator cannot fit) and a head-dim-64 bf16 attention space.
+_GEMM_NT_CONFIGS = [  # (block_M, block_N, block_K, stages, threads, swizzle)
+    (128, 128, 64, 3, 128, False), (128, 128, 64, 4, 128, True), (128, 256, 64, 3, 256, False),
+    (128, 256, 64, 3, 256, True), (256, 128, 64, 3, 256, True), (64, 128, 64, 4, 128, False),
+    (64, 256, 64, 3, 128, True), (128, 64, 64, 4, 128, True), (128, 128, 32, 4, 128, False),
+    (128, 256, 32, 4, 256, True), (64, 64, 64, 5, 128, False), (128, 256, 64, 3, 128, False),
+]
+_FA_D64_CONFIGS = [  # (block_M, block_N, stages, threads)
+    (64, 64, 2, 128), (64, 128, 2, 128), (128, 64, 2, 128), (128, 128, 2, 256),
+    (128, 64, 2, 256), (128, 128, 1, 256), (64, 256, 2, 128), (128, 256, 2, 256),
+]
+
+
 def sweeps():
-    out, names = [], {"fa_causal": []}
+    out, names = [], {"fa_causal": [], "gemm_nt_bf16": [], "fa_d64_bf16": []}
     for bM, bN, s, t in _FA_CAUSAL_CONFIGS:
         name = f"sweep_facausal_bm{bM}_bn{bN}_s{s}_t{t}"
         out.append(_fa_case(name, _fa_params(4, 32, 4096, 128, True, bM, bN, s, t),
                             sweep="fa_causal", note="B=4 H=32 S=4096 D=128, causal"))
         names["fa_causal"].append(name)
+    for bm, bn, bk, s, t, sw in _GEMM_NT_CONFIGS:
+        name = f"sweep_gemmntbf16_bm{bm}_bn{bn}_bk{bk}_s{s}_t{t}_sw{int(sw)}"
+        out.append(_mm_case(name, _mm_params(4096, 6144, 4096, bm, bn, bk, s, t, "bfloat16", "bfloat16",
+                                             trans_B=True, swizzle=sw),
+                            sweep="gemm_nt_bf16", note="M=4096 N=6144 K=4096 bf16, B stored (N, K)"))
+        names["gemm_nt_bf16"].append(name)
+    for bM, bN, s, t in _FA_D64_CONFIGS:
+        name = f"sweep_fad64bf16_bm{bM}_bn{bN}_s{s}_t{t}"
+        out.append(_fa_case(name, _fa_params(2, 16, 8192, 64, False, bM, bN, s, t, dtype="bfloat16"),
+                            rtol=2e-2, sweep="fa_d64_bf16", note="B=2 H=16 S=8192 D=64 bf16"))
+        names["fa_d64_bf16"].append(name)
     return out, names
