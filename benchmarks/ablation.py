@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 from dataclasses import replace
 
-from tileroof import devices, memory, model, score
+from tileroof import counts, devices, memory, model, score
 
 
 @contextlib.contextmanager
@@ -41,6 +41,28 @@ def _no_ws(trace, dev):
     return ORIG_OCC(trace, replace(dev, tensor_instruction="mma"))
 
 
+def _launch_regs(trace, dev):
+    """Consumers keep the launch-time register share (no setmaxnreg re-balancing)."""
+    occ = ORIG_OCC(trace, dev)
+    occ.consumer_regs_per_thread = occ.regs_per_thread
+    return occ
+
+
+def _without(*fields):
+    """The calibrated device with some measured mechanism constants switched off."""
+    def load(name="h200", calibrated=True):
+        return replace(ORIG_LOAD(name, calibrated=calibrated), **{f: 0.0 for f in fields})
+    return load
+
+
+def _serial(tensor, other, warpgroups):
+    return tensor + other
+
+
+def _whole_iteration(t_compute, t_tensor, gemms):
+    return t_compute / gemms
+
+
 ORIG_MEMORY = memory.estimate
 ORIG_LOAD = devices.load
 ORIG_OCC = model.occupancy
@@ -67,7 +89,20 @@ def main() -> int:
         (memory, "estimate", _no_l2_model), (model, "occupancy", _no_ws), no_pipe])
     run("+ L2 reuse (tiles shared by resident blocks, LRU across waves)", [(model, "occupancy", _no_ws), no_pipe])
     run("+ warp-specialised occupancy (Hopper)", [no_pipe])
-    run("+ block pipeline (stages, latency, per-iteration cost)", [])
+    # session-2 mechanisms, each switched on in turn on top of the block pipeline
+    late = ["block_fixed_s", "wgmma_min_n", "loop_alu_factor", "reduce_latency_s"]
+    base = [(memory, "dirty_at_end", lambda *a: 0.0), (counts, "accumulator_store_waste", lambda *a: 0),
+            (model, "consumer_compute", _serial), (model, "buffer_hold", _whole_iteration),
+            (model, "occupancy", _launch_regs)]
+    run("+ block pipeline (stages, latency, per-iteration cost)", base + [(devices, "load", _without(*late))])
+    run("+ L2 write-back: writes still dirty in L2 at the end", base[1:] + [(devices, "load", _without(*late))])
+    run("+ accumulator stores fill half sectors; measured per-block cost", base[2:] + [
+        (devices, "load", _without(*late[1:]))])
+    run("+ warpgroups overlap ALU with gemm; buffer held by its own gemm", base[4:] + [
+        (devices, "load", _without(*late[1:]))])
+    run("+ consumer registers after setmaxnreg (240)", [(devices, "load", _without(*late[1:]))])
+    run("+ narrow wgmma (N < 48) at the N = 48 rate (measured)", [(devices, "load", _without(*late[2:]))])
+    run("+ loop ALU rate and row-reduction latency (measured)", [])
     return 0
 
 

@@ -94,6 +94,14 @@ def _keys_per_block(op, grid_shape: tuple):
     return key
 
 
+def dirty_at_end(dram_read: float, dram_write: float, capacity: float) -> float:
+    """Bytes of the kernel's DRAM writes still dirty in L2 when it ends: the last `capacity` bytes
+    the cache holds, in the kernel's read/write mix."""
+    if not dram_write or not capacity:
+        return 0.0
+    return min(dram_write, capacity * dram_write / (dram_read + dram_write))
+
+
 def estimate(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: int = 1) -> MemoryEstimate:
     gx, gy, gz = trace.grid
     nblocks = trace.num_blocks
@@ -183,10 +191,8 @@ def estimate(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: int
     # L2 is write-back: lines written near the end of the kernel are still dirty in L2 when it
     # ends and reach DRAM only later (Nsight Compute: a 4096x4096x512 GEMM writes 10 of its 34 MB
     # of C to DRAM).  The cache's last `capacity` bytes hold reads and writes in the kernel's mix.
-    resident_dirty = 0.0
-    if dram_write and capacity:
-        resident_dirty = min(dram_write, capacity * dram_write / (dram_read + dram_write))
-        dram_write -= resident_dirty
+    resident_dirty = dirty_at_end(dram_read, dram_write, capacity)
+    dram_write -= resident_dirty
     return MemoryEstimate(int(round(dram_read)), int(round(dram_write)), int(total_issued_read), int(l2_write),
                           per_operand,
                           [f"{slots} blocks resident at once, {waves} waves; L2 capacity "

@@ -30,6 +30,12 @@ BASE_REGS_PER_THREAD = 32
 # it adds one producer warpgroup (128 threads) and raises the register budget to fill the SM
 # (seen in Nsight Compute on the H200: 128 -> 256 launched threads, 240 registers, 1 block/SM).
 PRODUCER_THREADS = 128
+# ...and re-balances registers at run time with setmaxnreg: the producer warpgroup drops to 24, the
+# consumers rise to 240 (tilelang/language/builtin.py: annotate_producer_reg_dealloc(24),
+# annotate_consumer_reg_alloc(240); the generated code calls warpgroup_reg_dealloc<24> /
+# warpgroup_reg_alloc<240>).  Nsight Compute's launch figure (168 for 384 threads) is the
+# allocation before that.
+PRODUCER_REGS, CONSUMER_REGS = 24, 240
 
 
 @dataclass
@@ -41,6 +47,7 @@ class Occupancy:
     threads_per_block: int           # launched (producer warpgroup included)
     warp_specialized: bool = False
     consumer_warpgroups: int = 1
+    consumer_regs_per_thread: int = 0    # registers a consumer thread has after setmaxnreg (WS)
 
     def as_dict(self):
         return self.__dict__.copy()
@@ -109,7 +116,10 @@ def occupancy(trace: KernelTrace, dev: Device) -> Occupancy:
     if regs and dev.regs_per_sm:
         limits["registers"] = int(dev.regs_per_sm // (regs * launched))
     limiter = min(limits, key=limits.get)
-    return Occupancy(max(limits[limiter], 1), limiter, regs, smem, launched, ws, max(threads // 128, 1))
+    consumer_regs = regs
+    if ws and dev.regs_per_sm:
+        consumer_regs = min(CONSUMER_REGS, int((dev.regs_per_sm - PRODUCER_REGS * PRODUCER_THREADS) // threads) // 8 * 8)
+    return Occupancy(max(limits[limiter], 1), limiter, regs, smem, launched, ws, max(threads // 128, 1), consumer_regs)
 
 
 def _schedule(block_times: np.ndarray, order: np.ndarray, slots: int) -> float:
@@ -147,6 +157,23 @@ def _op_time_per_sm(op_counts, dev: Device) -> tuple[float, float]:
     """(tensor seconds, CUDA-core + SFU seconds) of one op's whole work at one SM's share of peak."""
     tc, cuda, sfu = _unit_times_per_sm(op_counts, dev)
     return tc, cuda + sfu
+
+
+def consumer_compute(tensor: float, other: float, warpgroups: int) -> float:
+    """Compute time of the consumer warpgroups: with one, its gemm and its CUDA-core/SFU work run
+    one after the other; with several, they share the tensor cores and one's CUDA-core work runs
+    while another's gemm does, except the 1/n of it that waits on its own gemm (the 256-thread
+    flash-attention configs run 13-21 % faster than the serial sum)."""
+    if warpgroups > 1:
+        return max(tensor + other / warpgroups, other)
+    return tensor + other
+
+
+def buffer_hold(t_compute: float, t_tensor: float, gemms: int) -> float:
+    """How long a single-stage buffer is held by its consumer per iteration: the whole iteration
+    for one gemm, only its own gemm when the loop has several (flash attention: K for S = QK^T,
+    V for O += PV)."""
+    return t_compute if gemms == 1 else t_tensor / gemms
 
 
 def wgmma_shape_factor(rec, dev: Device) -> float:
@@ -201,18 +228,13 @@ def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupan
     # fragments that do not fit the consumer threads' registers spill to local memory
     consumer_threads = max(occ.consumer_warpgroups * 128, 1)
     need = trace.fragment_bytes_per_block() / consumer_threads / 4
-    spill = max(need / occ.regs_per_thread, 1.0) if occ.regs_per_thread else 1.0
+    regs = occ.consumer_regs_per_thread or occ.regs_per_thread
+    spill = max(need / regs, 1.0) if regs else 1.0
     # blocks resident on one SM share its tensor cores, ALUs and L2 port
     share = occ.blocks_per_sm
     n_wg = occ.consumer_warpgroups
-    if n_wg > 1:
-        # consumer warpgroups share the tensor cores: one's CUDA-core/SFU work runs while another's
-        # gemm does, except the 1/n_wg of it that waits on its own gemm (the flash-attention
-        # 256-thread configs: 2 warpgroups, 13-21 % faster than the serial sum)
-        t_compute = max(tc / wg_eff + other / n_wg, other) * spill * share / total_iters \
-            + c.get("iteration_overhead_s", 0.0)
-    else:
-        t_compute = (tc / wg_eff + other) * spill * share / total_iters + c.get("iteration_overhead_s", 0.0)
+    t_compute = consumer_compute(tc / wg_eff, other, n_wg) * spill * share / total_iters \
+        + c.get("iteration_overhead_s", 0.0)
     # each row reduction (shuffles across the threads of a row, then a barrier) adds its latency to
     # the iteration's dependent chain (reduce_chain: ~36 ns on the H200, not hidden by more warps)
     t_compute += dev.reduce_latency_s * n_reduce / total_iters * share
@@ -225,8 +247,7 @@ def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupan
     else:
         # one buffer per operand: the next tile of an operand loads once its consumer is done, so
         # only the compute of the loop's later consumers hides it (flash attention: K then V)
-        # and a buffer is held only while its own gemm runs
-        t_latency = latency + (t_compute if groups == 1 else t_tc_iter / groups)
+        t_latency = latency + buffer_hold(t_compute, t_tc_iter, groups)
     t_iter = max(t_compute, t_l2, t_latency)
     # work outside the loop (accumulator clear, epilogue stores) at one SM's share of the rates
     rest_tc = rest_other = rest_bytes = 0.0
