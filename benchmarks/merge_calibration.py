@@ -14,6 +14,8 @@ What is written into src/tileroof/devices/profiles/<device>.toml, before its [fi
   [measured.wgmma_min_n]          an m64nNk16 wgmma takes as long as one with N = wgmma_min_n when N is
                                   smaller: 128 x t(64x32x128 call) / t(64x128x128 call) (8 instructions
                                   each, one warpgroup, one block per SM), median over the run's repeats
+  [measured.wgmma_accumulator_spill_factor]  128x256x64 on one warpgroup over 2 x 128x128x64 (gemm_loop):
+                                  the slowdown of a gemm whose accumulator does not fit a thread's registers
   [measured.loop_alu_factor]      } from reduce_chain (row reduction + elementwise update in a dependent
   [measured.reduce_latency_ns]    } loop): time per iteration = reduce_latency + loop_alu_factor x the
                                     model's own CUDA-core time for that kernel (tileroof.analyze of the same
@@ -113,6 +115,22 @@ def main(argv=None) -> int:
                         a, b = t.get(((64, 32, 128), 128, 1)), t.get(((64, 128, 128), 128, 1))
                         if a and b:
                             ns.append(128 * a / b)
+                    spill = []
+                    for rep in res.get("raw", []):
+                        t = {(tuple(c["shape"]), c["threads"], c["blocks_per_sm"]): c.get("per_call_s")
+                             for c in rep.get("configs", [])}
+                        a, b = t.get(((128, 256, 64), 128, 1)), t.get(((128, 128, 64), 128, 1))
+                        if a and b:
+                            spill.append(a / (2 * b))
+                    if spill:
+                        tables["wgmma_accumulator_spill_factor"] = {
+                            "value": round(statistics.median(spill), 3), "unit": "ratio",
+                            "method": "time per T.gemm call of 128x256x64 on one warpgroup (a 256-register fp32 "
+                                      "accumulator per thread, more than the 240 a consumer has) over twice that of "
+                                      f"128x128x64 on one warpgroup [gemm_loop, run {path.name}]",
+                            "repeats": [round(v, 3) for v in spill],
+                            "spread_pct": round((max(spill) - min(spill)) / statistics.median(spill) * 100, 3),
+                            "reproduces_within_5pct": (max(spill) - min(spill)) / statistics.median(spill) <= 0.05}
                     if ns:
                         tables["wgmma_min_n"] = {
                             "value": round(statistics.median(ns), 2), "unit": "columns",

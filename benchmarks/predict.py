@@ -2,6 +2,7 @@
 record shows what the model said without having seen the GPU's answer.
 
     python benchmarks/predict.py --sweep NAME [--sweep NAME] [--cases a,b] --out FILE
+    python benchmarks/predict.py --check FILE     # those predictions against the recorded runs
 """
 from __future__ import annotations
 
@@ -15,7 +16,37 @@ import tileroof
 from tileroof.corpus import CASES
 
 
+def check(path: str) -> int:
+    """Score a predictions file (as written, before the run) against the recorded measurements."""
+    import statistics
+
+    from tileroof.score import DEFAULT_RESULTS, kendall_tau, load_records
+    with open(path) as f:
+        pred = json.load(f)
+    recs = load_records(DEFAULT_RESULTS)
+    print(f"predictions of {pred['date_utc']} (commit {pred['tileroof_commit']}) against the records")
+    by_sweep: dict = {}
+    for n, p in pred["cases"].items():
+        r = recs.get(n) or {}
+        meas = (r.get("time") or {}).get("median_s")
+        if not meas or not (r.get("correct") or {}).get("ok"):
+            continue
+        by_sweep.setdefault(p["sweep"], []).append((n, p["predicted_s"], meas))
+    for sw, rows in by_sweep.items():
+        errs = [abs(pr / m - 1) for _, pr, m in rows]
+        best = min(m for _, _, m in rows)
+        pick = min(rows, key=lambda x: x[1])
+        print(f"{sw}: n={len(rows)} time |err| median {statistics.median(errs):.1%} max {max(errs):.1%}, "
+              f"Kendall tau {kendall_tau([x[1] for x in rows], [x[2] for x in rows]):.2f}, "
+              f"top-1 regret {pick[2] / best - 1:.1%}")
+    return 0
+
+
 def main(argv=None) -> int:
+    if argv is None:
+        argv = sys.argv[1:]
+    if argv[:1] == ["--check"]:
+        return check(argv[1])
     ap = argparse.ArgumentParser()
     ap.add_argument("--sweep", action="append", default=[])
     ap.add_argument("--cases", default="")

@@ -212,10 +212,25 @@ def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupan
     one_wg = occ.consumer_warpgroups < 2 and dev.tensor_instruction == "wgmma"
     wg_eff = c.get("tensor_efficiency_one_warpgroup", 1.0) if one_wg else 1.0
     tc = other = g2s = 0.0
+    # fragments that do not fit the consumer threads' registers spill to local memory
+    consumer_threads = max(occ.consumer_warpgroups * 128, 1)
+    need = trace.fragment_bytes_per_block() / consumer_threads / 4
+    regs = occ.consumer_regs_per_thread or occ.regs_per_thread
+    spill = max(need / regs, 1.0) if regs else 1.0
+    # a wgmma needs its whole accumulator in registers: when one gemm's accumulator alone does
+    # not fit, every instruction waits on local memory (calibrate's gemm_loop: 4.8x slower)
+    acc_spill = 1.0
+    if dev.accumulator_spill_factor and regs:
+        for rec, _ in loop_ops:
+            if rec.kind in ("gemm", "gemm_sp") and rec.attrs["m"] * rec.attrs["n"] / consumer_threads \
+                    + BASE_REGS_PER_THREAD > regs:
+                acc_spill = max(acc_spill, dev.accumulator_spill_factor)
+    if acc_spill > 1.0:
+        spill = 1.0                     # the measured factor is the whole slowdown
     n_reduce = 0
     for rec, oc in loop_ops:
         t, cuda, sfu = _unit_times_per_sm(oc, dev)
-        tc += t * wgmma_shape_factor(rec, dev)
+        tc += t * wgmma_shape_factor(rec, dev) * acc_spill
         # fragment arithmetic inside a loop issues below the FP32 peak (calibrate's reduce_chain:
         # 1.5x the time at the peak rate, whatever the number of warps)
         other += cuda * (dev.loop_alu_factor or 1.0) + sfu
@@ -225,11 +240,6 @@ def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupan
     stages = max(op.pipeline_stages for op, _ in loop_ops)
     per_sm_l2 = dev.l2_bw / dev.sm_count if dev.l2_bw else 0.0
     latency = c.get("load_latency_s", 0.0)
-    # fragments that do not fit the consumer threads' registers spill to local memory
-    consumer_threads = max(occ.consumer_warpgroups * 128, 1)
-    need = trace.fragment_bytes_per_block() / consumer_threads / 4
-    regs = occ.consumer_regs_per_thread or occ.regs_per_thread
-    spill = max(need / regs, 1.0) if regs else 1.0
     # blocks resident on one SM share its tensor cores, ALUs and L2 port
     share = occ.blocks_per_sm
     n_wg = occ.consumer_warpgroups

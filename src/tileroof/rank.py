@@ -1,7 +1,21 @@
 """Rank tile configurations by estimated time, without compiling any of them."""
 from __future__ import annotations
 
+import math
+
 from .errors import TileroofError
+
+# estimates this close are the same number (identical work on the same bound): the model cannot
+# tell such configs apart by time
+TIE_RTOL = 1e-6
+
+
+def order_key(estimated_time: float, dram_bytes: float):
+    """Sort key for configs: estimated time, with estimates within TIE_RTOL of each other
+    ordered by DRAM traffic (less traffic, less contention the model does not time)."""
+    if not math.isfinite(estimated_time) or estimated_time <= 0:
+        return (math.inf, dram_bytes or 0)
+    return (round(math.log(estimated_time) / math.log1p(TIE_RTOL)), dram_bytes or 0)
 
 
 def rank_configs(kernel, base: dict, configs: list[dict], device=None) -> list[dict]:
@@ -19,5 +33,5 @@ def rank_configs(kernel, base: dict, configs: list[dict], device=None) -> list[d
             continue
         out.append({"config": cfg, "estimated_time": r.estimated_time, "bound": r.bound,
                     "total_flops": r.total_flops, "dram_bytes": r.dram_bytes, "partial": r.partial})
-    out.sort(key=lambda x: x["estimated_time"])
+    out.sort(key=lambda x: order_key(x["estimated_time"], x.get("dram_bytes", 0)))
     return out

@@ -19,6 +19,7 @@ import zlib
 from pathlib import Path
 
 from .errors import TileroofError
+from .rank import order_key
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_RESULTS = REPO / "benchmarks" / "results" / "h200"
@@ -149,9 +150,10 @@ def evaluate(results: Path | None = None, device: str = "h200") -> dict:
         meas = [r["measured_s"] for r in sel]
         pred = [r["predicted_s"] for r in sel]
         best = min(meas)
-        pick = sel[pred.index(min(pred))]
+        ranked = sorted(sel, key=lambda r: order_key(r["predicted_s"], r["predicted_dram"]))
+        pick = ranked[0]
         keep = max(1, math.ceil(0.05 * len(sel)))
-        kept = sorted(sel, key=lambda r: r["predicted_s"])[:keep]
+        kept = ranked[:keep]
         near_best = [r for r in sel if r["measured_s"] <= 1.05 * best]
         sweeps[sw] = {"n": len(sel), "split": sel[0]["split"], "kendall_tau": kendall_tau(pred, meas),
                       "top1_regret": pick["measured_s"] / best - 1,

@@ -38,6 +38,7 @@ _SPECS = {
     "launch_overhead_us": ("launch_s", 1e-6),
     "block_fixed_us": ("block_fixed_s", 1e-6),
     "wgmma_min_n": ("wgmma_min_n", 1),
+    "wgmma_accumulator_spill_factor": ("accumulator_spill_factor", 1),
     "loop_alu_factor": ("loop_alu_factor", 1),
     "reduce_latency_ns": ("reduce_latency_s", 1e-9),
     "l2_atomic_throughput_gops": ("atomic_rate_contended", 1e9),
@@ -78,6 +79,7 @@ class Device:
     launch_s: float = 0.0
     block_fixed_s: float = 0.0            # fixed cost of one pipelined block besides its iterations
     wgmma_min_n: float = 0.0              # an m64nNk16 wgmma with N below this takes as long as N = this
+    accumulator_spill_factor: float = 0.0  # slowdown of a gemm whose accumulator exceeds a thread's registers
     loop_alu_factor: float = 0.0          # time of fragment arithmetic in a loop over its time at the FP32 peak
     reduce_latency_s: float = 0.0         # latency one row reduction adds to a loop iteration
     atomic_rate: float = 0.0              # atomics/s to distinct addresses (all SMs)
