@@ -90,7 +90,7 @@ def main() -> int:
     run("+ L2 reuse (tiles shared by resident blocks, LRU across waves)", [(model, "occupancy", _no_ws), no_pipe])
     run("+ warp-specialised occupancy (Hopper)", [no_pipe])
     # session-2 mechanisms, each switched on in turn on top of the block pipeline
-    late = ["block_fixed_s", "wgmma_min_n", "loop_alu_factor", "reduce_latency_s"]
+    late = ["block_fixed_s", "accumulator_spill_factor", "wgmma_min_n", "loop_alu_factor", "reduce_latency_s"]
     base = [(memory, "dirty_at_end", lambda *a: 0.0), (counts, "accumulator_store_waste", lambda *a: 0),
             (model, "consumer_compute", _serial), (model, "buffer_hold", _whole_iteration),
             (model, "occupancy", _launch_regs)]
@@ -101,7 +101,8 @@ def main() -> int:
     run("+ warpgroups overlap ALU with gemm; buffer held by its own gemm", base[4:] + [
         (devices, "load", _without(*late[1:]))])
     run("+ consumer registers after setmaxnreg (240)", [(devices, "load", _without(*late[1:]))])
-    run("+ narrow wgmma (N < 48) at the N = 48 rate (measured)", [(devices, "load", _without(*late[2:]))])
+    run("+ gemm accumulator larger than the registers: x4.64 (measured)", [(devices, "load", _without(*late[2:]))])
+    run("+ narrow wgmma (N < 48) at the N = 48 rate (measured)", [(devices, "load", _without(*late[3:]))])
     run("+ loop ALU rate and row-reduction latency (measured)", [])
     return 0
 
