@@ -636,8 +636,23 @@ _FA_D64_CONFIGS = [  # (block_M, block_N, stages, threads)
 ]
 
 
+# Session 2, last: written after every model change of the session, predicted
+# (predictions-*.json) and only then measured, to test the final model on sweeps it has not seen.
+_GEMM_WIDE_CONFIGS = [  # fp16 NN, M=2048 N=8192 K=8192: (block_M, block_N, block_K, stages, threads, swizzle)
+    (128, 128, 64, 3, 128, False), (128, 128, 64, 4, 128, True), (128, 256, 64, 3, 256, True),
+    (128, 256, 64, 4, 256, False), (256, 128, 64, 3, 256, True), (64, 256, 64, 4, 128, False),
+    (128, 128, 32, 3, 128, True), (64, 128, 64, 4, 128, True), (128, 64, 64, 4, 128, False),
+    (64, 64, 64, 4, 128, True),
+]
+_FA_CAUSAL_BF16_CONFIGS = [  # B=1 H=32 S=8192 D=128 bf16 causal: (block_M, block_N, stages, threads)
+    (64, 64, 2, 128), (64, 128, 2, 128), (128, 64, 2, 256), (128, 128, 2, 256),
+    (128, 128, 1, 256), (128, 64, 1, 128), (64, 32, 2, 128), (128, 32, 2, 256),
+]
+
+
 def sweeps():
-    out, names = [], {"fa_causal": [], "gemm_nt_bf16": [], "fa_d64_bf16": []}
+    out, names = [], {"fa_causal": [], "gemm_nt_bf16": [], "fa_d64_bf16": [], "gemm_wide_fp16": [],
+                      "fa_causal_bf16": []}
     for bM, bN, s, t in _FA_CAUSAL_CONFIGS:
         name = f"sweep_facausal_bm{bM}_bn{bN}_s{s}_t{t}"
         out.append(_fa_case(name, _fa_params(4, 32, 4096, 128, True, bM, bN, s, t),
@@ -654,4 +669,14 @@ def sweeps():
         out.append(_fa_case(name, _fa_params(2, 16, 8192, 64, False, bM, bN, s, t, dtype="bfloat16"),
                             rtol=2e-2, sweep="fa_d64_bf16", note="B=2 H=16 S=8192 D=64 bf16"))
         names["fa_d64_bf16"].append(name)
+    for bm, bn, bk, s, t, sw in _GEMM_WIDE_CONFIGS:
+        name = f"sweep_gemmwide_bm{bm}_bn{bn}_bk{bk}_s{s}_t{t}_sw{int(sw)}"
+        out.append(_mm_case(name, _mm_params(2048, 8192, 8192, bm, bn, bk, s, t, swizzle=sw),
+                            sweep="gemm_wide_fp16", note="M=2048 N=8192 K=8192 fp16 NN"))
+        names["gemm_wide_fp16"].append(name)
+    for bM, bN, s, t in _FA_CAUSAL_BF16_CONFIGS:
+        name = f"sweep_facausalbf16_bm{bM}_bn{bN}_s{s}_t{t}"
+        out.append(_fa_case(name, _fa_params(1, 32, 8192, 128, True, bM, bN, s, t, dtype="bfloat16"),
+                            rtol=2e-2, sweep="fa_causal_bf16", note="B=1 H=32 S=8192 D=128 bf16, causal"))
+        names["fa_causal_bf16"].append(name)
     return out, names
