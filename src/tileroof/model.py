@@ -290,8 +290,9 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
     if "fitted" in dev.sources:
         assumptions.append(f"pipeline constants {dev.sources['fitted']}")
     if occ.warp_specialized:
-        assumptions.append(f"warp-specialised on {dev.arch}: {PRODUCER_THREADS} producer threads added, "
-                           f"{occ.regs_per_thread} registers per thread")
+        assumptions.append(f"warp-specialised on {dev.arch}: {PRODUCER_THREADS} producer threads added; after "
+                           f"setmaxnreg the producer has {PRODUCER_REGS} and each consumer thread "
+                           f"{occ.consumer_regs_per_thread} registers")
 
     res: dict[str, float] = {}
     for (unit, dtype), n in counts.flops.items():
