@@ -1,0 +1,110 @@
+"""Session-2 model mechanisms, each on a small case with the expected number derived by hand, and
+the profile's microbenchmark-derived values reproduced from the recorded calibration runs."""
+import json
+import statistics
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+import tileroof
+from tileroof import devices, memory, model
+from tileroof.corpus import CASES
+from tileroof.rank import order_key
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "benchmarks" / "results" / "h200"
+
+
+def test_dirty_at_end_by_hand():
+    # 30 MB of L2 holds the last reads and writes in the kernel's 1:3 mix -> 22.5 MB of writes
+    assert memory.dirty_at_end(10e6, 30e6, 30e6) == pytest.approx(22.5e6)
+    # all of a small output stays in L2
+    assert memory.dirty_at_end(4e6, 2e6, 30e6) == pytest.approx(2e6)
+    assert memory.dirty_at_end(4e6, 0, 30e6) == 0
+
+
+def test_accumulator_store_waste_half_sector_for_16_bit_c():
+    # fp16 C of the 4096x4096x512 GEMM: 8 contiguous 2-byte elements per row segment fill 16 of
+    # 32 sector bytes, so the waste equals C's bytes; an fp32 C fills whole sectors
+    c = CASES["gemm_nn_fp16_4096x4096x512"]
+    r = tileroof.analyze(c.kernel, device="h200", **c.params)
+    assert r.counts.excess[("global", "sector_waste")] == 4096 * 4096 * 2
+    c32 = CASES["gemm_nn_fp16_fp32out_4096"]
+    r32 = tileroof.analyze(c32.kernel, device="h200", **c32.params)
+    assert r32.counts.excess.get(("global", "sector_waste"), 0) == 0
+
+
+def _gemm_rec(case):
+    c = CASES[case]
+    r = tileroof.analyze(c.kernel, device="h200", **c.params)
+    return [rec for rec in r.trace.ops if rec.kind == "gemm"]
+
+
+def test_wgmma_shape_factor():
+    dev = devices.load("h200")
+    # flash attention block_N = 32: S = Q K^T issues m64n32k16 -> 48 / 32; O += P V has N = d = 128
+    s_gemm, pv_gemm = _gemm_rec("sweep_fafwd_bm128_bn32_s2_t128")
+    assert model.wgmma_shape_factor(s_gemm, dev) == pytest.approx(dev.wgmma_min_n / 32)
+    assert model.wgmma_shape_factor(pv_gemm, dev) == 1.0
+    assert model.wgmma_shape_factor(s_gemm, replace(dev, tensor_instruction="mma")) == 1.0
+
+
+def test_consumer_compute_and_buffer_hold():
+    assert model.consumer_compute(3.0, 1.0, 1) == 4.0           # one warpgroup: serial
+    assert model.consumer_compute(3.0, 1.0, 2) == 3.5           # two: half of the ALU work hidden
+    assert model.consumer_compute(0.0, 1.0, 2) == 1.0           # no gemm to hide behind
+    assert model.buffer_hold(5.0, 3.0, 1) == 5.0                # one gemm holds its buffer all iteration
+    assert model.buffer_hold(5.0, 3.0, 2) == 1.5                # two: each only during its own gemm
+
+
+@pytest.mark.parametrize("threads,regs", [(128, 240), (256, 240), (384, 160)])
+def test_consumer_registers_after_setmaxnreg(threads, regs):
+    # (65536 - 24 x 128) / consumers, at most 240, in steps of 8
+    c = CASES["sweep_fafwd_bm128_bn64_s2_t256"]
+    r = tileroof.analyze(c.kernel, device="h200", **{**c.params, "threads": threads})
+    assert r.timing.occupancy.warp_specialized
+    assert r.timing.occupancy.consumer_regs_per_thread == regs
+
+
+def test_accumulator_spill_applies_only_when_one_accumulator_does_not_fit():
+    big = CASES["sweep_gemmntbf16_bm128_bn256_bk64_s3_t128_sw0"]       # 128x256 fp32 on 128 threads
+    ok = CASES["sweep_gemmntbf16_bm128_bn256_bk64_s3_t256_sw0"]        # same tile, 256 threads
+    dev = devices.load("h200")
+    t_big = tileroof.analyze(big.kernel, device=dev, **big.params).estimated_time
+    t_ok = tileroof.analyze(ok.kernel, device=dev, **ok.params).estimated_time
+    no = replace(dev, accumulator_spill_factor=0.0)
+    t_big_no = tileroof.analyze(big.kernel, device=no, **big.params).estimated_time
+    assert t_big > 3 * t_ok
+    assert t_big == pytest.approx(t_big_no * dev.accumulator_spill_factor, rel=0.15)
+
+
+def test_rank_ties_ordered_by_dram():
+    assert order_key(1e-3, 5e8) < order_key(1e-3, 6e8)
+    assert order_key(1e-3 * (1 + 1e-9), 6e8) < order_key(1e-3 * (1 + 1e-9), 7e8)
+    assert order_key(0.9e-3, 9e9) < order_key(1e-3, 1)            # a real time difference wins
+
+
+def _merge_module():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("merge_calibration", REPO / "benchmarks" / "merge_calibration.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_profile_microbenchmark_values_reproduce_from_recorded_runs():
+    """The values merged into the H200 profile are what merge_calibration.py derives from the
+    committed calibration runs (nothing typed in)."""
+    mod = _merge_module()
+    dev = devices.load("h200")
+    run = json.loads((RESULTS / "calibrate-20261129T180041Z.json").read_text())
+    fit = mod._reduce_fit(run["results"]["reduce_latency_us"], run, "x", dev)
+    assert dev.calibrated["loop_alu_factor"] == pytest.approx(fit["loop_alu_factor"]["value"], rel=1e-3)
+    assert dev.reduce_latency_s * 1e9 == pytest.approx(fit["reduce_latency_ns"]["value"], rel=1e-3)
+    gemm = json.loads((RESULTS / "calibrate-20261129T175640Z.json").read_text())["results"]["gemm_tile_tflops_fp16"]
+    ns = []
+    for rep in gemm["raw"]:
+        t = {(tuple(c["shape"]), c["threads"], c["blocks_per_sm"]): c["per_call_s"] for c in rep["configs"]}
+        ns.append(128 * t[((64, 32, 128), 128, 1)] / t[((64, 128, 128), 128, 1)])
+    assert dev.wgmma_min_n == pytest.approx(statistics.median(ns), rel=1e-3)
