@@ -1,0 +1,112 @@
+"""How much data survives in L2 between reuses, measured: TileLang's block_stream kernel
+(tileroof.gpu.tl_kernels) with 16 x sm_count blocks that each read 8 tiles of 16 KiB from a
+working set of W bytes, block b starting at tile b x stride; every tile is read again every
+W / (blocks per wave x 128 KiB) waves.  Nsight Compute (cold L2 before the launch, clocks left
+alone) counts the DRAM bytes read: about W when the working set stays in L2 between passes, about
+every byte read when it does not.  stride 8: each tile read by one block per pass; stride 4: by
+two neighbouring blocks of the same wave (shared, as GEMM tiles are).
+
+    python -m tileroof.gpu.l2probe --out DIR          # runs ncu over itself (--child)
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+WORKING_SETS_MIB = (16, 24, 28, 30, 32, 34, 36, 38, 40, 44, 48, 56)
+TILE = (128, 64)              # fp16 -> 16 KiB
+ITERS = 8
+ROUNDS = 16
+METRICS = ("dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_sector_hit_rate.pct", "gpu__time_duration.sum")
+
+
+def configs(sm_count: int) -> list[dict]:
+    rows, cols = TILE
+    tile_bytes = rows * cols * 2
+    out = []
+    for stride in (ITERS, ITERS // 2):
+        for mib in WORKING_SETS_MIB:
+            n_tiles = (mib << 20) // tile_bytes
+            n_tiles -= n_tiles % 4
+            out.append({"working_set_bytes": n_tiles * tile_bytes, "stride": stride,
+                        "params": dict(n_tiles=n_tiles, rows=rows, cols=cols, grid=sm_count * ROUNDS, iters=ITERS,
+                                       num_stages=2, stride=stride)})
+    return out
+
+
+def child() -> int:
+    import torch
+    from .tl_kernels import block_stream
+    sm = torch.cuda.get_device_properties(0).multi_processor_count
+    cfgs = configs(sm)
+    ks = block_stream.par_compile([c["params"] for c in cfgs], num_workers=16, ignore_error=True)
+    done = []
+    for c, k in zip(cfgs, ks):
+        if k is None:
+            continue
+        p = c["params"]
+        a = torch.randn((p["n_tiles"] // 4 * p["rows"], 4 * p["cols"]), dtype=torch.float16, device="cuda")
+        out = torch.empty((p["grid"] * p["rows"], p["cols"]), dtype=torch.float16, device="cuda")
+        torch.cuda.synchronize()
+        torch.cuda.cudart().cudaProfilerStart()
+        k(a, out)
+        torch.cuda.synchronize()
+        torch.cuda.cudart().cudaProfilerStop()
+        done.append(c)
+    print("L2PROBE-CONFIGS " + json.dumps(done))
+    return 0
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", type=Path)
+    ap.add_argument("--child", action="store_true")
+    ap.add_argument("--ncu", default="ncu")
+    a = ap.parse_args(argv)
+    if a.child:
+        return child()
+    from . import ncu as N
+    from .profiling import find_ncu
+    from .provenance import base_provenance, query_smi, utc_stamp
+    ncu = find_ncu(None if a.ncu == "ncu" else a.ncu)
+    if not ncu:
+        raise SystemExit("ncu not found")
+    a.out.mkdir(parents=True, exist_ok=True)
+    prov = base_provenance("l2probe", touch_gpu=True)
+    t0 = time.time()
+    cmd = [ncu, "--clock-control", "none", "--profile-from-start", "off", "--csv", "--page", "raw",
+           "--print-units", "base", "-k", "regex:main_kernel", "--metrics", ",".join(METRICS),
+           sys.executable, "-m", "tileroof.gpu.l2probe", "--child"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=540, env=os.environ.copy())
+    text = r.stdout
+    cfg_line = [ln for ln in text.splitlines() if ln.startswith("L2PROBE-CONFIGS ")]
+    cfgs = json.loads(cfg_line[-1][len("L2PROBE-CONFIGS "):]) if cfg_line else []
+    csv = "\n".join(ln for ln in text.splitlines() if ln.startswith('"'))
+    rows = N.parse_ncu_csv(csv)
+    results = []
+    for c, row in zip(cfgs, rows):
+        m = row["metrics"]
+        p = c["params"]
+        issued = p["grid"] * p["iters"] * p["rows"] * p["cols"] * 2
+        results.append({**c, "issued_read_bytes": issued, "ncu": {k: m.get(k) for k in METRICS},
+                        "dram_read_over_issued": (m.get("dram__bytes_read.sum") or 0) / issued})
+    prov["smi_after"] = query_smi()
+    doc = {"schema": "tileroof.l2probe/1", "provenance": prov, "command": cmd, "returncode": r.returncode,
+           "wall_s": time.time() - t0, "results": results, "configs_run": len(cfgs), "rows_profiled": len(rows),
+           "stderr_tail": r.stderr[-3000:], "method": __doc__}
+    path = a.out / f"l2probe-{utc_stamp()}.json"
+    path.write_text(json.dumps(doc, indent=1))
+    for x in results:
+        print(f"W {x['working_set_bytes'] / 2**20:5.1f} MiB stride {x['stride']}: DRAM read / issued "
+              f"{x['dram_read_over_issued']:.3f}  ({x['ncu']['dram__bytes_read.sum'] / 1e6:.1f} MB)")
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
