@@ -51,7 +51,8 @@ def _launch_regs(trace, dev):
 def _without(*fields):
     """The calibrated device with some measured mechanism constants switched off."""
     def load(name="h200", calibrated=True):
-        return replace(ORIG_LOAD(name, calibrated=calibrated), **{f: 0.0 for f in fields})
+        return replace(ORIG_LOAD(name, calibrated=calibrated),
+                       **{f: (() if f == "l2_hit_curve" else 0.0) for f in fields})
     return load
 
 
@@ -90,7 +91,8 @@ def main() -> int:
     run("+ L2 reuse (tiles shared by resident blocks, LRU across waves)", [(model, "occupancy", _no_ws), no_pipe])
     run("+ warp-specialised occupancy (Hopper)", [no_pipe])
     # session-2 mechanisms, each switched on in turn on top of the block pipeline
-    late = ["block_fixed_s", "accumulator_spill_factor", "wgmma_min_n", "loop_alu_factor", "reduce_latency_s"]
+    late = ["block_fixed_s", "accumulator_spill_factor", "wgmma_min_n", "loop_alu_factor", "reduce_latency_s",
+            "l2_hit_curve"]
     base = [(memory, "dirty_at_end", lambda *a: 0.0), (counts, "accumulator_store_waste", lambda *a: 0),
             (model, "consumer_compute", _serial), (model, "buffer_hold", _whole_iteration),
             (model, "occupancy", _launch_regs)]
@@ -103,7 +105,8 @@ def main() -> int:
     run("+ consumer registers after setmaxnreg (240)", [(devices, "load", _without(*late[1:]))])
     run("+ gemm accumulator larger than the registers: x4.64 (measured)", [(devices, "load", _without(*late[2:]))])
     run("+ narrow wgmma (N < 48) at the N = 48 rate (measured)", [(devices, "load", _without(*late[3:]))])
-    run("+ loop ALU rate and row-reduction latency (measured)", [])
+    run("+ loop ALU rate and row-reduction latency (measured)", [(devices, "load", _without(*late[5:]))])
+    run("+ measured L2 hit share against reuse distance (l2probe)", [])
     return 0
 
 

@@ -20,7 +20,13 @@ What is written into src/tileroof/devices/profiles/<device>.toml, before its [fi
   [measured.reduce_latency_ns]    } loop): time per iteration = reduce_latency + loop_alu_factor x the
                                     model's own CUDA-core time for that kernel (tileroof.analyze of the same
                                     TIR), least squares over the 1-warpgroup, 1-block-per-SM configs
+  [measured.l2_reuse_hit_curve]   from an l2probe-*.json run (tileroof.gpu.l2probe): for tiles read by two
+                                  blocks of a wave (stride 4), the share of re-reads served by L2 against
+                                  the working set between two uses: (DRAM read - W) / (issued / 2 - W)
+                                  missed; points (working set bytes, hit share), monotone non-increasing
 Numbers are copied from the run files (medians over the runs' repeats); nothing is typed in.
+
+    python benchmarks/merge_calibration.py [--device h200] RUN.json [RUN.json ...] [l2probe-*.json]
 """
 from __future__ import annotations
 
@@ -44,6 +50,25 @@ def _entry(res: dict, run: dict, fname: str) -> dict:
             "repeats": [round(v, 4) for v in res.get("repeats", [])],
             "spread_pct": None if res.get("spread_pct") is None else round(res["spread_pct"], 3),
             "reproduces_within_5pct": res.get("reproduces_within_5pct")}
+
+
+def _hit_curve(run: dict, fname: str) -> dict:
+    """Hit share of re-reads against the working set, from the shared-tile (stride 4) rows."""
+    pts = []
+    for r in sorted((x for x in run["results"] if x["stride"] == 4), key=lambda x: x["working_set_bytes"]):
+        w, issued = r["working_set_bytes"], r["issued_read_bytes"]
+        dram = r["ncu"]["dram__bytes_read.sum"]
+        miss = min(max((dram - w) / (issued / 2 - w), 0.0), 1.0)
+        pts.append([w, 1.0 - miss])
+    for i in range(1, len(pts)):               # a larger working set never hits more
+        pts[i][1] = min(pts[i][1], pts[i - 1][1])
+    prov = run["provenance"]
+    return {"value": [[int(w), round(h, 4)] for w, h in pts], "unit": "[bytes, hit share]",
+            "method": "tileroof.gpu.l2probe: block_stream reading 16 KiB tiles of a W-byte working set, each tile "
+                      "by two neighbouring blocks per pass, 16 waves; Nsight Compute DRAM read bytes (cold L2 "
+                      "before the launch); hit share of re-reads = 1 - (DRAM read - W) / (issued / 2 - W), made "
+                      f"non-increasing [run {fname}, {prov.get('gpu')}, {prov.get('date_utc')}, commit "
+                      f"{prov.get('tileroof_commit')}]"}
 
 
 def _reduce_fit(res: dict, run: dict, fname: str, dev) -> dict:
@@ -95,6 +120,9 @@ def main(argv=None) -> int:
     tables = {}
     for path in a.runs:
         run = json.loads(path.read_text())
+        if run.get("schema") == "tileroof.l2probe/1":
+            tables["l2_reuse_hit_curve"] = _hit_curve(run, path.name)
+            continue
         for key in ("tma_load_latency_us", "block_overhead_us", "gemm_tile_tflops_fp16"):
             res = (run.get("results") or {}).get(key)
             if res and res.get("value") is not None:

@@ -108,3 +108,21 @@ def test_profile_microbenchmark_values_reproduce_from_recorded_runs():
         t = {(tuple(c["shape"]), c["threads"], c["blocks_per_sm"]): c["per_call_s"] for c in rep["configs"]}
         ns.append(128 * t[((64, 32, 128), 128, 1)] / t[((64, 128, 128), 128, 1)])
     assert dev.wgmma_min_n == pytest.approx(statistics.median(ns), rel=1e-3)
+
+
+def test_reuse_hit_share_curve_and_sharp_edge():
+    curve = ((10.0, 1.0), (20.0, 0.5), (30.0, 0.0))
+    assert memory.reuse_hit_share([5, 10, 15, 20, 25, 40], 99, curve).tolist() == [1.0, 1.0, 0.75, 0.5, 0.25, 0.0]
+    assert memory.reuse_hit_share([29.0, 30.0, 31.0], 30.0).tolist() == [1.0, 1.0, 0.0]
+
+
+def test_profile_hit_curve_reproduces_from_l2probe_run():
+    mod = _merge_module()
+    run = json.loads((RESULTS / "l2probe-20261129T182454Z.json").read_text())
+    curve = mod._hit_curve(run, "x")["value"]
+    dev = devices.load("h200")
+    assert [tuple(p) for p in curve] == [(pytest.approx(d), pytest.approx(h)) for d, h in dev.l2_hit_curve]
+    # by hand from the 30 MiB shared-tile row: 1 - (DRAM read - W) / (issued / 2 - W)
+    row = next(r for r in run["results"] if r["stride"] == 4 and r["working_set_bytes"] == 30 << 20)
+    w, issued, dram = row["working_set_bytes"], row["issued_read_bytes"], row["ncu"]["dram__bytes_read.sum"]
+    assert dict((int(d), h) for d, h in curve)[w] == pytest.approx(1 - (dram - w) / (issued / 2 - w), abs=1e-4)

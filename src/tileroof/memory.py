@@ -94,6 +94,17 @@ def _keys_per_block(op, grid_shape: tuple):
     return key
 
 
+def reuse_hit_share(distance, capacity: float, hit_curve: tuple = ()):
+    """Share of re-reads that hit L2 after `distance` distinct bytes: the measured curve
+    (linear between its points, 1 before the first, its last value after) or a sharp edge at
+    `capacity`."""
+    distance = np.asarray(distance, dtype=np.float64)
+    if hit_curve:
+        xs, ys = zip(*hit_curve)
+        return np.interp(distance, xs, ys, left=1.0, right=ys[-1])
+    return (distance <= capacity).astype(np.float64)
+
+
 def dirty_at_end(dram_read: float, dram_write: float, capacity: float) -> float:
     """Bytes of the kernel's DRAM writes still dirty in L2 when it ends: the last `capacity` bytes
     the cache holds, in the kernel's read/write mix."""
@@ -102,7 +113,10 @@ def dirty_at_end(dram_read: float, dram_write: float, capacity: float) -> float:
     return min(dram_write, capacity * dram_write / (dram_read + dram_write))
 
 
-def estimate(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: int = 1) -> MemoryEstimate:
+def estimate(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: int = 1,
+             hit_curve: tuple = ()) -> MemoryEstimate:
+    """`hit_curve`: measured ((reuse distance, share of re-reads that hit L2), ...) points
+    (calibrate's l2probe); without it a re-read hits when the distance fits one L2 partition."""
     gx, gy, gz = trace.grid
     nblocks = trace.num_blocks
     order = launch_order(trace)
@@ -170,9 +184,10 @@ def estimate(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: int
             same = np.r_[False, key[1:] == key[:-1]]
             prev[same] = wave[np.flatnonzero(same) - 1]
             reuse = cum[wave + 1] - cum[np.maximum(prev, 0) + 1]
-            hit = (prev >= 0) & (reuse <= capacity)
-            d = float(b[~hit].sum())
-            note = f"{int(hit.sum())} of {hit.size} (tile, wave) uses hit in L2"
+            p_hit = reuse_hit_share(reuse, capacity, hit_curve)
+            p_hit = np.where(prev >= 0, p_hit, 0.0)
+            d = float((b * (1.0 - p_hit)).sum())
+            note = f"{p_hit.sum():.0f} of {p_hit.size} (tile, wave) uses hit in L2"
         d = min(max(d, min(unique, nbytes)), nbytes)
         dram_read += d
         per_operand.append(OperandTraffic(op.buffer, nbytes, int(d), int(min(unique, nbytes)), note))

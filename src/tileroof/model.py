@@ -285,7 +285,7 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
     occ = occupancy(trace, dev)
     slots = occ.blocks_per_sm * dev.sm_count
     nblocks = max(trace.num_blocks, 1)
-    mem = memory.estimate(trace, slots, dev.l2_bytes, dev.l2_partitions)
+    mem = memory.estimate(trace, slots, dev.l2_bytes, dev.l2_partitions, dev.l2_hit_curve)
     assumptions = list(mem.assumptions)
     if "fitted" in dev.sources:
         assumptions.append(f"pipeline constants {dev.sources['fitted']}")

@@ -4,7 +4,8 @@ working set of W bytes, block b starting at tile b x stride; every tile is read 
 W / (blocks per wave x 128 KiB) waves.  Nsight Compute (cold L2 before the launch, clocks left
 alone) counts the DRAM bytes read: about W when the working set stays in L2 between passes, about
 every byte read when it does not.  stride 8: each tile read by one block per pass; stride 4: by
-two neighbouring blocks of the same wave (shared, as GEMM tiles are).
+two neighbouring blocks of the same wave (shared, as GEMM tiles are); --strides 2,1: by four or
+eight.
 
     python -m tileroof.gpu.l2probe --out DIR          # runs ncu over itself (--child)
 """
@@ -25,11 +26,11 @@ ROUNDS = 16
 METRICS = ("dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_sector_hit_rate.pct", "gpu__time_duration.sum")
 
 
-def configs(sm_count: int) -> list[dict]:
+def configs(sm_count: int, strides=None) -> list[dict]:
     rows, cols = TILE
     tile_bytes = rows * cols * 2
     out = []
-    for stride in (ITERS, ITERS // 2):
+    for stride in strides or (ITERS, ITERS // 2):
         for mib in WORKING_SETS_MIB:
             n_tiles = (mib << 20) // tile_bytes
             n_tiles -= n_tiles % 4
@@ -43,7 +44,8 @@ def child() -> int:
     import torch
     from .tl_kernels import block_stream
     sm = torch.cuda.get_device_properties(0).multi_processor_count
-    cfgs = configs(sm)
+    strides = tuple(int(x) for x in os.environ.get("L2PROBE_STRIDES", "").split(",") if x) or None
+    cfgs = configs(sm, strides)
     ks = block_stream.par_compile([c["params"] for c in cfgs], num_workers=16, ignore_error=True)
     done = []
     for c, k in zip(cfgs, ks):
@@ -67,6 +69,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=Path)
     ap.add_argument("--child", action="store_true")
     ap.add_argument("--ncu", default="ncu")
+    ap.add_argument("--strides", default="", help="comma-separated strides (default 8,4); 8 / stride blocks share a tile")
     a = ap.parse_args(argv)
     if a.child:
         return child()
@@ -82,7 +85,10 @@ def main(argv=None) -> int:
     cmd = [ncu, "--clock-control", "none", "--profile-from-start", "off", "--csv", "--page", "raw",
            "--print-units", "base", "-k", "regex:main_kernel", "--metrics", ",".join(METRICS),
            sys.executable, "-m", "tileroof.gpu.l2probe", "--child"]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=540, env=os.environ.copy())
+    env = os.environ.copy()
+    if a.strides:
+        env["L2PROBE_STRIDES"] = a.strides
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=540, env=env)
     text = r.stdout
     cfg_line = [ln for ln in text.splitlines() if ln.startswith("L2PROBE-CONFIGS ")]
     cfgs = json.loads(cfg_line[-1][len("L2PROBE-CONFIGS "):]) if cfg_line else []
@@ -93,7 +99,7 @@ def main(argv=None) -> int:
         m = row["metrics"]
         p = c["params"]
         issued = p["grid"] * p["iters"] * p["rows"] * p["cols"] * 2
-        results.append({**c, "issued_read_bytes": issued, "ncu": {k: m.get(k) for k in METRICS},
+        results.append({**c, "sharers": p["iters"] // c["stride"], "issued_read_bytes": issued, "ncu": {k: m.get(k) for k in METRICS},
                         "dram_read_over_issued": (m.get("dram__bytes_read.sum") or 0) / issued})
     prov["smi_after"] = query_smi()
     doc = {"schema": "tileroof.l2probe/1", "provenance": prov, "command": cmd, "returncode": r.returncode,
