@@ -5,7 +5,8 @@ W / (blocks per wave x 128 KiB) waves.  Nsight Compute (cold L2 before the launc
 alone) counts the DRAM bytes read: about W when the working set stays in L2 between passes, about
 every byte read when it does not.  stride 8: each tile read by one block per pass; stride 4: by
 two neighbouring blocks of the same wave (shared, as GEMM tiles are); --strides 2,1: by four or
-eight.
+eight -- but then the launch touches only grid x stride tiles (33-66 MiB), too few passes over the
+larger working sets to measure reuse (run of 18:28 UTC: uninformative, not recorded).
 
     python -m tileroof.gpu.l2probe --out DIR          # runs ncu over itself (--child)
 """
