@@ -37,9 +37,7 @@ import sys
 from pathlib import Path
 
 from tileroof import devices
-from tileroof.gpu import tomlw
-
-STORE_BYTES = 128 * 64 * 2          # block_stream's epilogue tile (tileroof.gpu.tl_kernels)
+from tileroof.gpu import derive, tomlw
 
 
 def _entry(res: dict, run: dict, fname: str) -> dict:
@@ -50,64 +48,6 @@ def _entry(res: dict, run: dict, fname: str) -> dict:
             "repeats": [round(v, 4) for v in res.get("repeats", [])],
             "spread_pct": None if res.get("spread_pct") is None else round(res["spread_pct"], 3),
             "reproduces_within_5pct": res.get("reproduces_within_5pct")}
-
-
-def _hit_curve(run: dict, fname: str) -> dict:
-    """Hit share of re-reads against the working set, from the shared-tile (stride 4) rows."""
-    pts = []
-    for r in sorted((x for x in run["results"] if x["stride"] == 4), key=lambda x: x["working_set_bytes"]):
-        w, issued = r["working_set_bytes"], r["issued_read_bytes"]
-        dram = r["ncu"]["dram__bytes_read.sum"]
-        miss = min(max((dram - w) / (issued / 2 - w), 0.0), 1.0)
-        pts.append([w, 1.0 - miss])
-    for i in range(1, len(pts)):               # a larger working set never hits more
-        pts[i][1] = min(pts[i][1], pts[i - 1][1])
-    prov = run["provenance"]
-    return {"value": [[int(w), round(h, 4)] for w, h in pts], "unit": "[bytes, hit share]",
-            "method": "tileroof.gpu.l2probe: block_stream reading 16 KiB tiles of a W-byte working set, each tile "
-                      "by two neighbouring blocks per pass, 16 waves; Nsight Compute DRAM read bytes (cold L2 "
-                      "before the launch); hit share of re-reads = 1 - (DRAM read - W) / (issued / 2 - W), made "
-                      f"non-increasing [run {fname}, {prov.get('gpu')}, {prov.get('date_utc')}, commit "
-                      f"{prov.get('tileroof_commit')}]"}
-
-
-def _reduce_fit(res: dict, run: dict, fname: str, dev) -> dict:
-    """Least squares of measured time per iteration against the model's CUDA-core time per
-    iteration of the same reduce_chain kernel (analysed here from its TIR, no GPU needed)."""
-    import numpy as np
-
-    import tileroof
-    from tileroof.gpu.tl_kernels import reduce_chain
-    fits = []
-    for rep in res["raw"]:
-        xs, ys = [], []
-        for c in rep.get("configs", []):
-            p = c["params"]
-            if c.get("per_iter_s") is None or c["threads"] != 128 or c["blocks_per_sm"] != 1:
-                continue
-            r = tileroof.analyze(reduce_chain, device=dev, **{**p, "iters": 100})
-            cuda = sum(v for (u, _), v in r.counts.flops.items() if u == "cuda")
-            xs.append(cuda / 100 / p["grid"] / (dev.cuda_rate("fp32") / dev.sm_count))
-            ys.append(c["per_iter_s"])
-        if len(xs) >= 3:
-            fits.append(np.polyfit(xs, ys, 1))
-    if not fits:
-        return {}
-    k = [float(f[0]) for f in fits]
-    a = [float(f[1]) * 1e9 for f in fits]
-    prov = run["provenance"]
-    src = f"[reduce_chain, run {fname}, {prov.get('gpu')}, {prov.get('date_utc')}, commit {prov.get('tileroof_commit')}]"
-
-    def entry(vals, unit, what):
-        med = statistics.median(vals)
-        sp = (max(vals) - min(vals)) / abs(med) * 100 if med else 0.0
-        return {"value": round(med, 4), "unit": unit, "method": f"{what} {src}", "repeats": [round(v, 4) for v in vals],
-                "spread_pct": round(sp, 3), "reproduces_within_5pct": sp <= 5.0}
-    return {
-        "loop_alu_factor": entry(k, "ratio", "slope of time per iteration against the model's CUDA-core time per "
-                                 "iteration (FP32 peak of one SM), 64/128 x 32/64/128 fragments, 128 threads, 1 block per SM"),
-        "reduce_latency_ns": entry(a, "ns", "intercept of the same line: the time one row reduction adds"),
-    }
 
 
 def main(argv=None) -> int:
@@ -121,7 +61,9 @@ def main(argv=None) -> int:
     for path in a.runs:
         run = json.loads(path.read_text())
         if run.get("schema") == "tileroof.l2probe/1":
-            tables["l2_reuse_hit_curve"] = _hit_curve(run, path.name)
+            prov = run["provenance"]
+            tables["l2_reuse_hit_curve"] = derive.hit_curve_entry(
+                run, f"run {path.name}, {prov.get('gpu')}, {prov.get('date_utc')}, commit {prov.get('tileroof_commit')}")
             continue
         for key in ("tma_load_latency_us", "block_overhead_us", "gemm_tile_tflops_fp16"):
             res = (run.get("results") or {}).get(key)
@@ -136,50 +78,14 @@ def main(argv=None) -> int:
                            "method": f"{res.get('method')}; repeats pooled with {prev['method'].split('[run ')[-1][:-1]}"}
                 tables[key] = _entry(res, run, path.name)
                 if key == "gemm_tile_tflops_fp16":
-                    ns = []
-                    for rep in res.get("raw", []):
-                        t = {(tuple(c["shape"]), c["threads"], c["blocks_per_sm"]): c.get("per_call_s")
-                             for c in rep.get("configs", [])}
-                        a, b = t.get(((64, 32, 128), 128, 1)), t.get(((64, 128, 128), 128, 1))
-                        if a and b:
-                            ns.append(128 * a / b)
-                    spill = []
-                    for rep in res.get("raw", []):
-                        t = {(tuple(c["shape"]), c["threads"], c["blocks_per_sm"]): c.get("per_call_s")
-                             for c in rep.get("configs", [])}
-                        a, b = t.get(((128, 256, 64), 128, 1)), t.get(((128, 128, 64), 128, 1))
-                        if a and b:
-                            spill.append(a / (2 * b))
-                    if spill:
-                        tables["wgmma_accumulator_spill_factor"] = {
-                            "value": round(statistics.median(spill), 3), "unit": "ratio",
-                            "method": "time per T.gemm call of 128x256x64 on one warpgroup (a 256-register fp32 "
-                                      "accumulator per thread, more than the 240 a consumer has) over twice that of "
-                                      f"128x128x64 on one warpgroup [gemm_loop, run {path.name}]",
-                            "repeats": [round(v, 3) for v in spill],
-                            "spread_pct": round((max(spill) - min(spill)) / statistics.median(spill) * 100, 3),
-                            "reproduces_within_5pct": (max(spill) - min(spill)) / statistics.median(spill) <= 0.05}
-                    if ns:
-                        tables["wgmma_min_n"] = {
-                            "value": round(statistics.median(ns), 2), "unit": "columns",
-                            "method": "128 x (time per T.gemm call of 64x32x128) / (time per call of 64x128x128), one "
-                                      "warpgroup, one block per SM, both 8 m64nNk16 wgmma instructions per call "
-                                      f"[gemm_loop, run {path.name}]",
-                            "repeats": [round(v, 2) for v in ns],
-                            "spread_pct": round((max(ns) - min(ns)) / statistics.median(ns) * 100, 3),
-                            "reproduces_within_5pct": (max(ns) - min(ns)) / statistics.median(ns) <= 0.05}
+                    tables.update(derive.gemm_shape_entries(res, f"run {path.name}"))
         res = (run.get("results") or {}).get("reduce_latency_us")
         if res and res.get("raw"):
-            tables.update(_reduce_fit(res, run, path.name, base))
+            prov = run["provenance"]
+            tables.update(derive.reduce_entries(res, base, f"run {path.name}, {prov.get('gpu')}, {prov.get('date_utc')}, "
+                                                           f"commit {prov.get('tileroof_commit')}"))
     if "block_overhead_us" in tables:
-        b = tables["block_overhead_us"]
-        store_s = STORE_BYTES / (base.l2_bw / base.sm_count)
-        tables["block_fixed_us"] = {
-            "value": round(b["value"] - store_s * 1e6, 4), "unit": "us",
-            "method": f"block_overhead_us ({b['value']} us) less the {STORE_BYTES}-byte epilogue store at the SM's "
-                      f"share of the profile's L2 bandwidth ({base.l2_bw / 1e9:.0f} GB/s / {base.sm_count} SMs = "
-                      f"{store_s * 1e6:.3f} us)",
-            "spread_pct": b["spread_pct"], "reproduces_within_5pct": b["reproduces_within_5pct"]}
+        tables["block_fixed_us"] = derive.block_fixed_entry(tables["block_overhead_us"], base.l2_bw, base.sm_count)
     text = prof.read_text()
     head, sep, fitted = text.partition("\n[fitted.")
     for key in tables:                       # replace earlier copies of the same tables

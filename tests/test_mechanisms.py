@@ -126,3 +126,15 @@ def test_profile_hit_curve_reproduces_from_l2probe_run():
     row = next(r for r in run["results"] if r["stride"] == 4 and r["working_set_bytes"] == 30 << 20)
     w, issued, dram = row["working_set_bytes"], row["issued_read_bytes"], row["ncu"]["dram__bytes_read.sum"]
     assert dict((int(d), h) for d, h in curve)[w] == pytest.approx(1 - (dram - w) / (issued / 2 - w), abs=1e-4)
+
+
+def test_calibrate_derives_the_same_gemm_constants_as_the_profile():
+    """A full calibrate run writes the derived constants itself (tileroof.gpu.derive): on the
+    recorded gemm_loop run they equal what the profile holds."""
+    from tileroof.gpu import calibrate
+    run = json.loads((RESULTS / "calibrate-20261129T175640Z.json").read_text())
+    doc = calibrate.profile_doc("h200", run["provenance"], run["results"])
+    got = calibrate.derived("h200", doc, run["results"], "x")
+    dev = devices.load("h200")
+    assert got["wgmma_min_n"]["value"] == pytest.approx(dev.wgmma_min_n)
+    assert got["wgmma_accumulator_spill_factor"]["value"] == pytest.approx(dev.accumulator_spill_factor)

@@ -119,6 +119,29 @@ def profile_doc(key: str, prov: dict, results: dict) -> dict:
     return doc
 
 
+def derived(key: str, doc: dict, results: dict, fname: str) -> dict:
+    """Model constants derived from this run's microbenchmarks (tileroof.gpu.derive), against the
+    catalog device for `key` overlaid with what this run measured."""
+    from .. import devices
+    from . import derive
+    try:
+        dev = devices.apply_profile(devices.load(key, calibrated=False), doc, fname)
+    except Exception:  # noqa: BLE001  (a GPU the catalog does not know: no derived constants)
+        return {}
+    out = {}
+    where = f"run {fname}"
+    gemm = results.get("gemm_tile_tflops_fp16") or {}
+    if gemm.get("raw"):
+        out.update(derive.gemm_shape_entries(gemm, where))
+    block = doc["measured"].get("block_overhead_us")
+    if block and dev.l2_bw and dev.sm_count:
+        out["block_fixed_us"] = derive.block_fixed_entry(block, dev.l2_bw, dev.sm_count)
+    red = results.get("reduce_latency_us") or {}
+    if red.get("raw"):
+        out.update(derive.reduce_entries(red, dev, where))
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tileroof.gpu.calibrate", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -185,7 +208,12 @@ def main(argv=None) -> int:
     prov["wall_s"] = time.time() - t0
     save()
     toml_path = a.out / f"{key}-profile.toml"
-    tomlw.dump(profile_doc(key, prov, state["results"]), toml_path)
+    doc = profile_doc(key, prov, state["results"])
+    try:
+        doc["measured"].update(derived(key, doc, state["results"], path.name))
+    except Exception as e:  # noqa: BLE001  (derived constants are optional; the record keeps the raw numbers)
+        doc.setdefault("calibration_errors", {})["derived"] = f"{type(e).__name__}: {e}"[:500]
+    tomlw.dump(doc, toml_path)
     print(f"\n{'benchmark':<28} {'value':>12} {'unit':<15} {'spread%':>8}  repeats")
     for n in names:
         r = state["results"][n]

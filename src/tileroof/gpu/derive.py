@@ -1,0 +1,105 @@
+"""Model constants derived from calibration microbenchmark records (no GPU needed): used by
+`calibrate` when it writes a profile and by benchmarks/merge_calibration.py when a partial run is
+merged into a committed one.  Every function reads recorded numbers and returns profile entries
+({"value", "unit", "method", "repeats", "spread_pct", "reproduces_within_5pct"})."""
+from __future__ import annotations
+
+import statistics
+
+STORE_BYTES = 128 * 64 * 2          # block_stream's epilogue tile (tileroof.gpu.tl_kernels)
+
+
+def _entry(vals: list, unit: str, method: str, digits: int = 4) -> dict:
+    med = statistics.median(vals)
+    sp = (max(vals) - min(vals)) / abs(med) * 100 if med else 0.0
+    return {"value": round(med, digits), "unit": unit, "method": method, "repeats": [round(v, digits) for v in vals],
+            "spread_pct": round(sp, 3), "reproduces_within_5pct": sp <= 5.0}
+
+
+def _per_call(rep: dict) -> dict:
+    return {(tuple(c["shape"]), c["threads"], c["blocks_per_sm"]): c.get("per_call_s") for c in rep.get("configs", [])}
+
+
+def gemm_shape_entries(res: dict, where: str) -> dict:
+    """From gemm_loop: wgmma_min_n (an m64nNk16 with N below it takes as long as N = it) and the
+    slowdown of a gemm whose accumulator exceeds a thread's registers."""
+    ns, spill = [], []
+    for rep in res.get("raw", []):
+        t = _per_call(rep)
+        a, b = t.get(((64, 32, 128), 128, 1)), t.get(((64, 128, 128), 128, 1))
+        if a and b:
+            ns.append(128 * a / b)
+        a, b = t.get(((128, 256, 64), 128, 1)), t.get(((128, 128, 64), 128, 1))
+        if a and b:
+            spill.append(a / (2 * b))
+    out = {}
+    if ns:
+        out["wgmma_min_n"] = _entry(ns, "columns", "128 x (time per T.gemm call of 64x32x128) / (time per call of "
+                                    "64x128x128), one warpgroup, one block per SM, both 8 m64nNk16 wgmma "
+                                    f"instructions per call [gemm_loop, {where}]", 2)
+    if spill:
+        out["wgmma_accumulator_spill_factor"] = _entry(
+            spill, "ratio", "time per T.gemm call of 128x256x64 on one warpgroup (a 256-register fp32 accumulator "
+            "per thread, more than the 240 a consumer has) over twice that of 128x128x64 on one warpgroup "
+            f"[gemm_loop, {where}]", 3)
+    return out
+
+
+def block_fixed_entry(block_overhead: dict, l2_bw: float, sm_count: int) -> dict:
+    """block_stream's intercept less its 16 KiB epilogue store at the SM's share of L2 bandwidth."""
+    store_s = STORE_BYTES / (l2_bw / sm_count)
+    v = block_overhead["value"]
+    return {"value": round(v - store_s * 1e6, 4), "unit": "us",
+            "method": f"block_overhead_us ({v} us) less the {STORE_BYTES}-byte epilogue store at the SM's share of "
+                      f"the L2 bandwidth ({l2_bw / 1e9:.0f} GB/s / {sm_count} SMs = {store_s * 1e6:.3f} us)",
+            "spread_pct": block_overhead.get("spread_pct"),
+            "reproduces_within_5pct": block_overhead.get("reproduces_within_5pct")}
+
+
+def reduce_entries(res: dict, dev, where: str) -> dict:
+    """Least squares of reduce_chain's time per iteration against the model's own CUDA-core time
+    per iteration of the same kernel (analysed from its TIR): slope = loop_alu_factor, intercept
+    = reduce_latency_ns.  One-warpgroup, one-block-per-SM configs."""
+    import numpy as np
+
+    import tileroof
+    from .tl_kernels import reduce_chain
+    k_, a_ = [], []
+    for rep in res.get("raw", []):
+        xs, ys = [], []
+        for c in rep.get("configs", []):
+            p = c["params"]
+            if c.get("per_iter_s") is None or c["threads"] != 128 or c["blocks_per_sm"] != 1:
+                continue
+            r = tileroof.analyze(reduce_chain, device=dev, **{**p, "iters": 100})
+            cuda = sum(v for (u, _), v in r.counts.flops.items() if u == "cuda")
+            xs.append(cuda / 100 / p["grid"] / (dev.cuda_rate("fp32") / dev.sm_count))
+            ys.append(c["per_iter_s"])
+        if len(xs) >= 3:
+            k, a = np.polyfit(xs, ys, 1)
+            k_.append(float(k))
+            a_.append(float(a) * 1e9)
+    if not k_:
+        return {}
+    return {"loop_alu_factor": _entry(k_, "ratio", "slope of time per iteration against the model's CUDA-core time "
+                                      "per iteration (FP32 peak of one SM), 64/128 x 32/64/128 fragments, 128 "
+                                      f"threads, 1 block per SM [reduce_chain, {where}]"),
+            "reduce_latency_ns": _entry(a_, "ns", f"intercept of the same line: the time one row reduction adds "
+                                        f"[reduce_chain, {where}]")}
+
+
+def hit_curve_entry(run: dict, where: str) -> dict:
+    """l2probe: share of re-reads served by L2 against the working set, for tiles read by two
+    blocks per pass: 1 - (DRAM read - W) / (issued / 2 - W), made non-increasing."""
+    pts = []
+    for r in sorted((x for x in run["results"] if x["stride"] == 4), key=lambda x: x["working_set_bytes"]):
+        w, issued = r["working_set_bytes"], r["issued_read_bytes"]
+        miss = min(max((r["ncu"]["dram__bytes_read.sum"] - w) / (issued / 2 - w), 0.0), 1.0)
+        pts.append([w, 1.0 - miss])
+    for i in range(1, len(pts)):
+        pts[i][1] = min(pts[i][1], pts[i - 1][1])
+    return {"value": [[int(w), round(h, 4)] for w, h in pts], "unit": "[bytes, hit share]",
+            "method": "tileroof.gpu.l2probe: block_stream reading 16 KiB tiles of a W-byte working set, each tile "
+                      "by two neighbouring blocks per pass, 16 waves; Nsight Compute DRAM read bytes (cold L2 "
+                      "before the launch); hit share of re-reads = 1 - (DRAM read - W) / (issued / 2 - W), made "
+                      f"non-increasing [{where}]"}
