@@ -85,21 +85,13 @@ def test_rank_ties_ordered_by_dram():
     assert order_key(0.9e-3, 9e9) < order_key(1e-3, 1)            # a real time difference wins
 
 
-def _merge_module():
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("merge_calibration", REPO / "benchmarks" / "merge_calibration.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def test_profile_microbenchmark_values_reproduce_from_recorded_runs():
     """The values merged into the H200 profile are what merge_calibration.py derives from the
     committed calibration runs (nothing typed in)."""
-    mod = _merge_module()
+    from tileroof.gpu import derive
     dev = devices.load("h200")
     run = json.loads((RESULTS / "calibrate-20261129T180041Z.json").read_text())
-    fit = mod._reduce_fit(run["results"]["reduce_latency_us"], run, "x", dev)
+    fit = derive.reduce_entries(run["results"]["reduce_latency_us"], dev, "x")
     assert dev.calibrated["loop_alu_factor"] == pytest.approx(fit["loop_alu_factor"]["value"], rel=1e-3)
     assert dev.reduce_latency_s * 1e9 == pytest.approx(fit["reduce_latency_ns"]["value"], rel=1e-3)
     gemm = json.loads((RESULTS / "calibrate-20261129T175640Z.json").read_text())["results"]["gemm_tile_tflops_fp16"]
@@ -117,9 +109,9 @@ def test_reuse_hit_share_curve_and_sharp_edge():
 
 
 def test_profile_hit_curve_reproduces_from_l2probe_run():
-    mod = _merge_module()
+    from tileroof.gpu import derive
     run = json.loads((RESULTS / "l2probe-20261129T182454Z.json").read_text())
-    curve = mod._hit_curve(run, "x")["value"]
+    curve = derive.hit_curve_entry(run, "x")["value"]
     dev = devices.load("h200")
     assert [tuple(p) for p in curve] == [(pytest.approx(d), pytest.approx(h)) for d, h in dev.l2_hit_curve]
     # by hand from the 30 MiB shared-tile row: 1 - (DRAM read - W) / (issued / 2 - W)
