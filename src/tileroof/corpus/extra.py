@@ -650,9 +650,18 @@ _FA_CAUSAL_BF16_CONFIGS = [  # B=1 H=32 S=8192 D=128 bf16 causal: (block_M, bloc
 ]
 
 
+# Session 2, after the L2 hit curve: an fp8 autotuning space, predicted before it runs.
+_GEMM_FP8_CONFIGS = [  # e4m3 NT, bf16 out, M=N=4096 K=8192: (block_M, block_N, block_K, stages, threads, swizzle)
+    (128, 128, 128, 3, 128, False), (128, 128, 128, 4, 128, True), (128, 256, 128, 3, 256, True),
+    (128, 256, 128, 3, 256, False), (256, 128, 128, 3, 256, True), (64, 256, 128, 4, 128, True),
+    (128, 128, 64, 4, 128, True), (128, 256, 64, 4, 256, True), (64, 128, 128, 4, 128, False),
+    (128, 64, 128, 4, 128, True),
+]
+
+
 def sweeps():
     out, names = [], {"fa_causal": [], "gemm_nt_bf16": [], "fa_d64_bf16": [], "gemm_wide_fp16": [],
-                      "fa_causal_bf16": []}
+                      "fa_causal_bf16": [], "gemm_fp8": []}
     for bM, bN, s, t in _FA_CAUSAL_CONFIGS:
         name = f"sweep_facausal_bm{bM}_bn{bN}_s{s}_t{t}"
         out.append(_fa_case(name, _fa_params(4, 32, 4096, 128, True, bM, bN, s, t),
@@ -679,4 +688,11 @@ def sweeps():
         out.append(_fa_case(name, _fa_params(1, 32, 8192, 128, True, bM, bN, s, t, dtype="bfloat16"),
                             rtol=2e-2, sweep="fa_causal_bf16", note="B=1 H=32 S=8192 D=128 bf16, causal"))
         names["fa_causal_bf16"].append(name)
+    for bm, bn, bk, s, t, sw in _GEMM_FP8_CONFIGS:
+        name = f"sweep_gemmfp8_bm{bm}_bn{bn}_bk{bk}_s{s}_t{t}_sw{int(sw)}"
+        out.append(_mm_case(name, _mm_params(4096, 4096, 8192, bm, bn, bk, s, t, "float8_e4m3fn", "bfloat16",
+                                             trans_B=True, swizzle=sw),
+                            rtol=5e-2, tags=("fp8",), sweep="gemm_fp8",
+                            note="M=N=4096 K=8192 fp8 e4m3 NT, bf16 out"))
+        names["gemm_fp8"].append(name)
     return out, names
