@@ -659,9 +659,26 @@ _GEMM_FP8_CONFIGS = [  # e4m3 NT, bf16 out, M=N=4096 K=8192: (block_M, block_N, 
 ]
 
 
+# Session 2, last: a memory-streaming space (row sums), predicted before it runs.
+_ROWSUM_CONFIGS = [  # fp16 32768 x 8192 -> fp32: (block_M, block_N, stages, threads)
+    (8, 512, 2, 128), (16, 256, 3, 128), (16, 512, 2, 128), (32, 256, 2, 128),
+    (8, 1024, 2, 256), (32, 512, 3, 256), (64, 128, 4, 128), (4, 1024, 3, 128),
+]
+
+
+def _rowsum_case(name, p, sweep):
+    M, N, bm, bn = p["M"], p["N"], p["block_M"], p["block_N"]
+    return Case(name, row_reduce, p, _row_inputs, _ref_rowsum,
+                Expected(global_read_bytes=M * N * 2, global_write_bytes=M * 4, global_atomic_bytes=0,
+                         tensor_flops=0, cuda_flops=M * N + cdiv(M, bm) * bm * bn, sfu_ops=0,
+                         unique_bytes=M * N * 2 + M * 4),
+                rtol=1e-5, sweep=sweep, tags=("reduce", "float16", "extra"),
+                note="fp16 32768 x 8192 row sums, fp32 out")
+
+
 def sweeps():
     out, names = [], {"fa_causal": [], "gemm_nt_bf16": [], "fa_d64_bf16": [], "gemm_wide_fp16": [],
-                      "fa_causal_bf16": [], "gemm_fp8": []}
+                      "fa_causal_bf16": [], "gemm_fp8": [], "rowsum_fp16": []}
     for bM, bN, s, t in _FA_CAUSAL_CONFIGS:
         name = f"sweep_facausal_bm{bM}_bn{bN}_s{s}_t{t}"
         out.append(_fa_case(name, _fa_params(4, 32, 4096, 128, True, bM, bN, s, t),
@@ -695,4 +712,9 @@ def sweeps():
                             rtol=5e-2, tags=("fp8",), sweep="gemm_fp8",
                             note="M=N=4096 K=8192 fp8 e4m3 NT, bf16 out"))
         names["gemm_fp8"].append(name)
+    for bM, bN, s, t in _ROWSUM_CONFIGS:
+        name = f"sweep_rowsum_bm{bM}_bn{bN}_s{s}_t{t}"
+        out.append(_rowsum_case(name, dict(M=32768, N=8192, op="sum", block_M=bM, block_N=bN, num_stages=s,
+                                           threads=t, dtype="float16", out_dtype="float32"), "rowsum_fp16"))
+        names["rowsum_fp16"].append(name)
     return out, names
