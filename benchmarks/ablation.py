@@ -52,7 +52,7 @@ def _without(*fields):
     """The calibrated device with some measured mechanism constants switched off."""
     def load(name="h200", calibrated=True):
         return replace(ORIG_LOAD(name, calibrated=calibrated),
-                       **{f: (() if f == "l2_hit_curve" else 0.0) for f in fields})
+                       **{f: (() if f in ("l2_hit_curve", "dram_stream") else 0.0) for f in fields})
     return load
 
 
@@ -92,7 +92,7 @@ def main() -> int:
     run("+ warp-specialised occupancy (Hopper)", [no_pipe])
     # session-2 mechanisms, each switched on in turn on top of the block pipeline
     late = ["block_fixed_s", "accumulator_spill_factor", "wgmma_min_n", "loop_alu_factor", "reduce_latency_s",
-            "l2_hit_curve"]
+            "l2_hit_curve", "dram_stream"]
     base = [(memory, "dirty_at_end", lambda *a: 0.0), (counts, "accumulator_store_waste", lambda *a: 0),
             (model, "consumer_compute", _serial), (model, "buffer_hold", _whole_iteration),
             (model, "occupancy", _launch_regs)]
@@ -106,7 +106,8 @@ def main() -> int:
     run("+ gemm accumulator larger than the registers: x4.64 (measured)", [(devices, "load", _without(*late[2:]))])
     run("+ narrow wgmma (N < 48) at the N = 48 rate (measured)", [(devices, "load", _without(*late[3:]))])
     run("+ loop ALU rate and row-reduction latency (measured)", [(devices, "load", _without(*late[5:]))])
-    run("+ measured L2 hit share against reuse distance (l2probe)", [])
+    run("+ measured L2 hit share against reuse distance (l2probe)", [(devices, "load", _without(*late[6:]))])
+    run("+ DRAM-fed tiles at the measured streaming pace (tile_stream)", [])
     return 0
 
 

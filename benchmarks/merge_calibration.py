@@ -79,6 +79,8 @@ def main(argv=None) -> int:
                 tables[key] = _entry(res, run, path.name)
                 if key == "gemm_tile_tflops_fp16":
                     tables.update(derive.gemm_shape_entries(res, f"run {path.name}"))
+                if key == "tma_load_latency_us":
+                    tables["tma_stream_dram_ns"] = derive.stream_table_entry(res, f"run {path.name}")
         res = (run.get("results") or {}).get("reduce_latency_us")
         if res and res.get("raw"):
             prov = run["provenance"]

@@ -130,3 +130,20 @@ def test_calibrate_derives_the_same_gemm_constants_as_the_profile():
     dev = devices.load("h200")
     assert got["wgmma_min_n"]["value"] == pytest.approx(dev.wgmma_min_n)
     assert got["wgmma_accumulator_spill_factor"]["value"] == pytest.approx(dev.accumulator_spill_factor)
+
+
+def test_stream_time_interpolates_the_measured_table():
+    table = ((8192.0, 2, 400e-9), (16384.0, 2, 500e-9), (8192.0, 4, 250e-9), (16384.0, 4, 460e-9))
+    assert model.stream_time(table, 12288, 2) == pytest.approx(450e-9)       # between sizes
+    assert model.stream_time(table, 4096, 2) == pytest.approx(400e-9)        # below: the smallest's time
+    assert model.stream_time(table, 32768, 2) == pytest.approx(1000e-9)      # above: proportional to bytes
+    assert model.stream_time(table, 8192, 1) == pytest.approx(400e-9)        # fewer stages than measured: shallowest
+    assert model.stream_time(table, 8192, 6) == pytest.approx(250e-9)        # more: the deepest
+
+
+def test_profile_stream_table_reproduces_from_the_recorded_run():
+    from tileroof.gpu import derive
+    run = json.loads((RESULTS / "calibrate-20261129T173721Z.json").read_text())
+    rows = derive.stream_table_entry(run["results"]["tma_load_latency_us"], "x")["value"]
+    dev = devices.load("h200")
+    assert [(b, s, pytest.approx(ns * 1e-9)) for b, s, ns in rows] == list(dev.dram_stream)

@@ -159,6 +159,19 @@ def _op_time_per_sm(op_counts, dev: Device) -> tuple[float, float]:
     return tc, cuda + sfu
 
 
+def stream_time(table: tuple, tile_bytes: float, stages: int) -> float:
+    """Seconds per iteration of a DRAM-fed tile pipeline (measured table of (tile bytes, stages,
+    seconds)): linear in tile bytes between the measured sizes, the smallest size's time below
+    them, proportional to bytes above them; stages beyond the measured ones use the deepest."""
+    depths = sorted({s for _, s, _ in table})
+    depth = min(max(stages, depths[0]), depths[-1])
+    pts = sorted((b, t) for b, s, t in table if s == depth)
+    xs, ys = [p[0] for p in pts], [p[1] for p in pts]
+    if tile_bytes >= xs[-1]:
+        return ys[-1] * tile_bytes / xs[-1]
+    return float(np.interp(tile_bytes, xs, ys))
+
+
 def consumer_compute(tensor: float, other: float, warpgroups: int) -> float:
     """Compute time of the consumer warpgroups: with one, its gemm and its CUDA-core/SFU work run
     one after the other; with several, they share the tensor cores and one's CUDA-core work runs
@@ -191,7 +204,7 @@ def wgmma_shape_factor(rec, dev: Device) -> float:
     return max(dev.wgmma_min_n / n_inst, 1.0) if n_inst > 0 else 1.0
 
 
-def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy):
+def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, mem=None):
     """Per-block times for a kernel whose main loop is T.Pipelined, or None."""
     loop_ops = [(rec, oc) for rec, oc in zip(trace.ops, counts.ops) if rec.pipeline]
     if not loop_ops:
@@ -258,6 +271,15 @@ def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupan
         # one buffer per operand: the next tile of an operand loads once its consumer is done, so
         # only the compute of the loop's later consumers hides it (flash attention: K then V)
         t_latency = latency + buffer_hold(t_compute, t_tc_iter, groups)
+    # tiles that come from DRAM stream at the measured pace of a DRAM-fed tile pipeline of that
+    # tile size and depth (calibrate's tile_stream); the share of the loop's bytes that misses L2
+    # follows it, the rest the fitted load latency
+    f_dram = min(mem.dram_read / mem.l2_read, 1.0) if (mem is not None and mem.l2_read) else 0.0
+    if dev.dram_stream and f_dram > 0:
+        t_stream = stream_time(dev.dram_stream, share * g2s / total_iters, stages)
+        if stages == 1:
+            t_stream += buffer_hold(t_compute, t_tc_iter, groups)
+        t_latency = (1.0 - f_dram) * t_latency + f_dram * t_stream
     t_iter = max(t_compute, t_l2, t_latency)
     # work outside the loop (accumulator clear, epilogue stores) at one SM's share of the rates
     rest_tc = rest_other = rest_bytes = 0.0
@@ -333,7 +355,7 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
             assumptions.append(f"{dev.name}: no measured atomic throughput, atomics not timed")
 
     order = memory.launch_order(trace)
-    pipe = block_pipeline(trace, counts, dev, occ)
+    pipe = block_pipeline(trace, counts, dev, occ, mem)
     if pipe is not None:
         block_times, pipe_info = pipe
         if pipe_info["register_spill_factor"] > 1.0:

@@ -79,6 +79,7 @@ class Device:
     launch_s: float = 0.0
     block_fixed_s: float = 0.0            # fixed cost of one pipelined block besides its iterations
     l2_hit_curve: tuple = ()              # ((reuse distance bytes, share of re-reads that hit), ...) measured
+    dram_stream: tuple = ()               # ((tile bytes, stages, seconds per iteration), ...) measured
     wgmma_min_n: float = 0.0              # an m64nNk16 wgmma with N below this takes as long as N = this
     accumulator_spill_factor: float = 0.0  # slowdown of a gemm whose accumulator exceeds a thread's registers
     loop_alu_factor: float = 0.0          # time of fragment arithmetic in a loop over its time at the FP32 peak
@@ -138,6 +139,9 @@ def _apply(fields: dict, specs: dict, sources: dict, cites: dict | None) -> None
                                                                                   "max_threads_per_sm", "max_blocks_per_sm",
                                                                                   "max_threads_per_block", "max_regs_per_thread") else value * factor
             sources[name] = cite
+        elif key == "tma_stream_dram_ns":
+            fields["dram_stream"] = tuple((float(b), int(st), float(ns) * 1e-9) for b, st, ns in value)
+            sources["dram_stream"] = cite
         elif key == "l2_reuse_hit_curve":
             fields["l2_hit_curve"] = tuple((float(d), float(h)) for d, h in value)
             sources["l2_hit_curve"] = cite

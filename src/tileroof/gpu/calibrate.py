@@ -136,6 +136,9 @@ def derived(key: str, doc: dict, results: dict, fname: str) -> dict:
     block = doc["measured"].get("block_overhead_us")
     if block and dev.l2_bw and dev.sm_count:
         out["block_fixed_us"] = derive.block_fixed_entry(block, dev.l2_bw, dev.sm_count)
+    tma = results.get("tma_load_latency_us") or {}
+    if tma.get("raw"):
+        out["tma_stream_dram_ns"] = derive.stream_table_entry(tma, where)
     red = results.get("reduce_latency_us") or {}
     if red.get("raw"):
         out.update(derive.reduce_entries(red, dev, where))

@@ -103,3 +103,17 @@ def hit_curve_entry(run: dict, where: str) -> dict:
                       "by two neighbouring blocks per pass, 16 waves; Nsight Compute DRAM read bytes (cold L2 "
                       "before the launch); hit share of re-reads = 1 - (DRAM read - W) / (issued / 2 - W), made "
                       f"non-increasing [{where}]"}
+
+
+def stream_table_entry(res: dict, where: str) -> dict:
+    """tile_stream, DRAM-fed: time per pipelined iteration of one block per SM streaming tiles it
+    reads once, by tile bytes and stages (median over the repeats)."""
+    tab: dict = {}
+    for rep in res.get("raw", []):
+        for c in rep.get("configs", []):
+            if c.get("where") == "dram" and c.get("per_iter_s"):
+                tab.setdefault((c["tile_bytes"], c["params"]["num_stages"]), []).append(c["per_iter_s"])
+    rows = [[b, s, round(statistics.median(v) * 1e9, 1)] for (b, s), v in sorted(tab.items())]
+    return {"value": rows, "unit": "[tile bytes, stages, ns per iteration]",
+            "method": "tile_stream (tileroof.gpu.tl_kernels), every tile read once from DRAM, one warp-specialised "
+                      f"block per SM, consumer reads one row per tile; median over the repeats [{where}]"}
