@@ -676,9 +676,25 @@ def _rowsum_case(name, p, sweep):
                 note="fp16 32768 x 8192 row sums, fp32 out")
 
 
+# Session 2, after the DRAM-streaming change: a GEMV space, predicted before it runs.
+_GEMV_CONFIGS = [  # fp16 y = A x, A 32768 x 8192: (block_M, block_K, stages, threads)
+    (8, 512, 2, 128), (16, 256, 3, 128), (16, 512, 2, 128), (32, 256, 3, 128),
+    (4, 1024, 2, 128), (8, 1024, 3, 256), (32, 512, 2, 256), (64, 128, 4, 128),
+]
+
+
+def _gemv_case(name, p, sweep):
+    M, K, bm = p["M"], p["K"], p["block_M"]
+    return Case(name, gemv_tiled, p, _gemv_inputs, _gemv_ref,
+                Expected(global_read_bytes=(M * K + cdiv(M, bm) * K) * 2, global_write_bytes=M * 2,
+                         global_atomic_bytes=0, tensor_flops=0, sfu_ops=0, unique_bytes=(M * K + K + M) * 2),
+                rtol=1e-2, sweep=sweep, tags=("gemv", "float16", "extra"),
+                note="fp16 GEMV 32768 x 8192, A and x tiles through a shared-memory pipeline")
+
+
 def sweeps():
     out, names = [], {"fa_causal": [], "gemm_nt_bf16": [], "fa_d64_bf16": [], "gemm_wide_fp16": [],
-                      "fa_causal_bf16": [], "gemm_fp8": [], "rowsum_fp16": []}
+                      "fa_causal_bf16": [], "gemm_fp8": [], "rowsum_fp16": [], "gemv_fp16": []}
     for bM, bN, s, t in _FA_CAUSAL_CONFIGS:
         name = f"sweep_facausal_bm{bM}_bn{bN}_s{s}_t{t}"
         out.append(_fa_case(name, _fa_params(4, 32, 4096, 128, True, bM, bN, s, t),
@@ -717,4 +733,9 @@ def sweeps():
         out.append(_rowsum_case(name, dict(M=32768, N=8192, op="sum", block_M=bM, block_N=bN, num_stages=s,
                                            threads=t, dtype="float16", out_dtype="float32"), "rowsum_fp16"))
         names["rowsum_fp16"].append(name)
+    for bM, bK, s, t in _GEMV_CONFIGS:
+        name = f"sweep_gemv_bm{bM}_bk{bK}_s{s}_t{t}"
+        out.append(_gemv_case(name, dict(M=32768, K=8192, block_M=bM, block_K=bK, num_stages=s, threads=t,
+                                         dtype="float16"), "gemv_fp16"))
+        names["gemv_fp16"].append(name)
     return out, names
