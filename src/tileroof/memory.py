@@ -3,8 +3,10 @@
 Mechanism: blocks start in launch order (row-major over the grid, or T.use_swizzle's panels) and
 `slots` of them are resident at once (occupancy × SMs).  Blocks resident together that read the
 same tile of a buffer (same block_start key) share it through L2: the tile comes from DRAM once
-per group, not once per block.  Between groups, a tile survives in L2 only while what the kernel
-streams in the meantime fits in the cache.  Every global buffer costs at least its unique
+per group, not once per block.  Between groups, a tile survives in L2 with the share the device's
+measured hit curve gives for the distinct bytes streamed in the meantime (or while they fit one
+partition, without a curve).  Writes still dirty in L2 when the kernel ends are not DRAM traffic
+of the kernel.  Every global buffer costs at least its unique
 footprint (each byte read once) and at most what the ops issue.
 
 Pure functions over the trace, counts and device; no I/O, no TVM.

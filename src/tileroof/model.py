@@ -4,11 +4,15 @@ Two levels:
 1. Kernel roofline: each resource (tensor cores per dtype, CUDA cores, SFU, shared memory, L2,
    DRAM) gets the time its whole work needs at its peak.
 2. Block pipeline (kernels with a T.Pipelined main loop): a block runs its loop as
-   prologue + iterations × steady state + epilogue, where one iteration costs the slowest of
-   its compute (tensor, then CUDA-core and SFU work of the same warps), its global→shared traffic
-   at the SM's share of L2 bandwidth, and the load latency divided by the stages in flight, plus a
-   fixed synchronisation cost per iteration.  Blocks are list-scheduled, in launch order, onto the
-   resident slots (occupancy × SMs): waves, tails and causal imbalance come out of that schedule.
+   fixed block cost + iterations × steady state + epilogue, where one iteration costs the slowest
+   of its compute (tensor work with the narrow-wgmma and accumulator-spill factors, then the
+   CUDA-core and SFU work of the same warps at the loop ALU rate plus the row-reduction latency;
+   several consumer warpgroups overlap the two), its global→shared traffic at the SM's share of L2
+   bandwidth, and the load pipeline (L2-served tiles: the load latency over the stages in flight;
+   DRAM-served tiles: the measured streaming pace for their size and depth).  Blocks are
+   list-scheduled, in launch order, onto the resident slots (occupancy × SMs): waves, tails and
+   causal imbalance come out of that schedule.  Every constant is a device field (measured by
+   calibrate) or a [fitted] value of the device profile.
 The estimate is the larger of the two levels plus the launch overhead; the bound names the
 resource that set it.  Pure functions, no I/O.
 """
