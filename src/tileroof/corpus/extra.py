@@ -693,49 +693,43 @@ def _gemv_case(name, p, sweep):
 
 
 def sweeps():
-    out, names = [], {"fa_causal": [], "gemm_nt_bf16": [], "fa_d64_bf16": [], "gemm_wide_fp16": [],
-                      "fa_causal_bf16": [], "gemm_fp8": [], "rowsum_fp16": [], "gemv_fp16": []}
+    out = []
     for bM, bN, s, t in _FA_CAUSAL_CONFIGS:
         name = f"sweep_facausal_bm{bM}_bn{bN}_s{s}_t{t}"
         out.append(_fa_case(name, _fa_params(4, 32, 4096, 128, True, bM, bN, s, t),
                             sweep="fa_causal", note="B=4 H=32 S=4096 D=128, causal"))
-        names["fa_causal"].append(name)
     for bm, bn, bk, s, t, sw in _GEMM_NT_CONFIGS:
         name = f"sweep_gemmntbf16_bm{bm}_bn{bn}_bk{bk}_s{s}_t{t}_sw{int(sw)}"
         out.append(_mm_case(name, _mm_params(4096, 6144, 4096, bm, bn, bk, s, t, "bfloat16", "bfloat16",
                                              trans_B=True, swizzle=sw),
                             sweep="gemm_nt_bf16", note="M=4096 N=6144 K=4096 bf16, B stored (N, K)"))
-        names["gemm_nt_bf16"].append(name)
     for bM, bN, s, t in _FA_D64_CONFIGS:
         name = f"sweep_fad64bf16_bm{bM}_bn{bN}_s{s}_t{t}"
         out.append(_fa_case(name, _fa_params(2, 16, 8192, 64, False, bM, bN, s, t, dtype="bfloat16"),
                             rtol=2e-2, sweep="fa_d64_bf16", note="B=2 H=16 S=8192 D=64 bf16"))
-        names["fa_d64_bf16"].append(name)
     for bm, bn, bk, s, t, sw in _GEMM_WIDE_CONFIGS:
         name = f"sweep_gemmwide_bm{bm}_bn{bn}_bk{bk}_s{s}_t{t}_sw{int(sw)}"
         out.append(_mm_case(name, _mm_params(2048, 8192, 8192, bm, bn, bk, s, t, swizzle=sw),
                             sweep="gemm_wide_fp16", note="M=2048 N=8192 K=8192 fp16 NN"))
-        names["gemm_wide_fp16"].append(name)
     for bM, bN, s, t in _FA_CAUSAL_BF16_CONFIGS:
         name = f"sweep_facausalbf16_bm{bM}_bn{bN}_s{s}_t{t}"
         out.append(_fa_case(name, _fa_params(1, 32, 8192, 128, True, bM, bN, s, t, dtype="bfloat16"),
                             rtol=2e-2, sweep="fa_causal_bf16", note="B=1 H=32 S=8192 D=128 bf16, causal"))
-        names["fa_causal_bf16"].append(name)
     for bm, bn, bk, s, t, sw in _GEMM_FP8_CONFIGS:
         name = f"sweep_gemmfp8_bm{bm}_bn{bn}_bk{bk}_s{s}_t{t}_sw{int(sw)}"
         out.append(_mm_case(name, _mm_params(4096, 4096, 8192, bm, bn, bk, s, t, "float8_e4m3fn", "bfloat16",
                                              trans_B=True, swizzle=sw),
                             rtol=5e-2, tags=("fp8",), sweep="gemm_fp8",
                             note="M=N=4096 K=8192 fp8 e4m3 NT, bf16 out"))
-        names["gemm_fp8"].append(name)
     for bM, bN, s, t in _ROWSUM_CONFIGS:
         name = f"sweep_rowsum_bm{bM}_bn{bN}_s{s}_t{t}"
         out.append(_rowsum_case(name, dict(M=32768, N=8192, op="sum", block_M=bM, block_N=bN, num_stages=s,
                                            threads=t, dtype="float16", out_dtype="float32"), "rowsum_fp16"))
-        names["rowsum_fp16"].append(name)
     for bM, bK, s, t in _GEMV_CONFIGS:
         name = f"sweep_gemv_bm{bM}_bk{bK}_s{s}_t{t}"
         out.append(_gemv_case(name, dict(M=32768, K=8192, block_M=bM, block_K=bK, num_stages=s, threads=t,
                                          dtype="float16"), "gemv_fp16"))
-        names["gemv_fp16"].append(name)
+    names: dict = {}
+    for c in out:                      # each sweep's configs, in the order written above
+        names.setdefault(c.sweep, []).append(c.name)
     return out, names
