@@ -71,12 +71,39 @@ def test_accumulator_spill_applies_only_when_one_accumulator_does_not_fit():
     big = CASES["sweep_gemmntbf16_bm128_bn256_bk64_s3_t128_sw0"]       # 128x256 fp32 on 128 threads
     ok = CASES["sweep_gemmntbf16_bm128_bn256_bk64_s3_t256_sw0"]        # same tile, 256 threads
     dev = devices.load("h200")
-    t_big = tileroof.analyze(big.kernel, device=dev, **big.params).estimated_time
-    t_ok = tileroof.analyze(ok.kernel, device=dev, **ok.params).estimated_time
+    r_big = tileroof.analyze(big.kernel, device=dev, **big.params)
+    r_ok = tileroof.analyze(ok.kernel, device=dev, **ok.params)
     no = replace(dev, accumulator_spill_factor=0.0)
-    t_big_no = tileroof.analyze(big.kernel, device=no, **big.params).estimated_time
-    assert t_big > 3 * t_ok
-    assert t_big == pytest.approx(t_big_no * dev.accumulator_spill_factor, rel=0.15)
+    r_no = tileroof.analyze(big.kernel, device=no, **big.params)
+    assert r_big.estimated_time > 3 * r_ok.estimated_time
+    assert r_big.timing.pipeline["accumulator_spill_factor"] == dev.accumulator_spill_factor
+    assert r_ok.timing.pipeline["accumulator_spill_factor"] == 1.0
+    # the factor replaces the generic fragment-spill factor on the iteration's tensor work (one
+    # consumer warpgroup, no other compute)
+    c_big, c_no = (r.timing.pipeline["terms_s"]["compute"] for r in (r_big, r_no))
+    generic = r_no.timing.pipeline["register_spill_factor"]
+    assert r_big.timing.pipeline["register_spill_factor"] == 1.0 and generic > 1.0
+    assert c_big == pytest.approx(c_no / generic * dev.accumulator_spill_factor, rel=1e-6)
+
+
+def test_spilled_accumulator_moves_through_l2_and_the_hit_curve_share_to_dram():
+    """128x256 fp32 accumulator (128 KiB) stored and reloaded each of 64 iterations by 768 blocks;
+    132 resident blocks each also load (128 + 256) x 64 bf16 per iteration: reuse distance
+    132 x (131072 + 49152) B = 23.79 MB; on the H200 hit curve (16.78 MB: 0.9901, 25.17 MB: 0.9363)
+    that is 0.9450 hits, so 5.5 % of the 6.44 GB spilled comes back from DRAM and is written there."""
+    big = CASES["sweep_gemmntbf16_bm128_bn256_bk64_s3_t128_sw0"]
+    ok = CASES["sweep_gemmntbf16_bm128_bn256_bk64_s3_t256_sw0"]
+    dev = devices.load("h200")
+    m_big = tileroof.analyze(big.kernel, device=dev, **big.params).timing.memory
+    m_ok = tileroof.analyze(ok.kernel, device=dev, **ok.params).timing.memory
+    moved = 131072 * 768 * 64
+    distance = 132 * (131072 + 49152)
+    hit = 0.9901 + (distance - 16777216) / (25165824 - 16777216) * (0.9363 - 0.9901)
+    assert m_big.l2_read - m_ok.l2_read == moved
+    assert m_big.l2_write - m_ok.l2_write == moved
+    assert m_big.dram_read - m_ok.dram_read == pytest.approx(moved * (1 - hit), abs=2)
+    assert m_big.dram_write - m_ok.dram_write == pytest.approx(moved * (1 - hit), abs=2)
+    assert any(op.buffer == "local (register spill)" for op in m_big.per_operand)
 
 
 def test_rank_ties_ordered_by_dram():

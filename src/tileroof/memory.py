@@ -115,6 +115,33 @@ def dirty_at_end(dram_read: float, dram_write: float, capacity: float) -> float:
     return min(dram_write, capacity * dram_write / (dram_read + dram_write))
 
 
+def local_spill(mem: MemoryEstimate, bytes_per_iteration: float, block_iterations: float, resident_blocks: int,
+                other_bytes_per_iteration: float, l2_bytes: float, l2_partitions: int = 1,
+                hit_curve: tuple = ()) -> MemoryEstimate:
+    """`mem` plus the local-memory traffic of registers spilled in a loop: every iteration a block
+    stores `bytes_per_iteration` and loads them back (a wgmma needs its whole accumulator in
+    registers; Nsight Compute on the spilling 128x256 one-warpgroup GEMM: ~0.86 of the accumulator
+    written to L2 every iteration).  Spilled lines are re-read after every resident block has
+    spilled its own and loaded its tiles once more, i.e. a reuse distance of
+    resident_blocks x (spill + other loads per iteration); the L2 hit curve gives the share that
+    survives.  A miss is a dirty line written back and read again: one DRAM read and one write."""
+    if bytes_per_iteration <= 0 or block_iterations <= 0:
+        return mem
+    capacity = float(l2_bytes or 0.0) / max(l2_partitions, 1)
+    distance = resident_blocks * (bytes_per_iteration + other_bytes_per_iteration)
+    hit = float(reuse_hit_share(distance, capacity, hit_curve))
+    moved = bytes_per_iteration * block_iterations
+    miss = moved * (1.0 - hit)
+    per_operand = mem.per_operand + [OperandTraffic(
+        "local (register spill)", int(2 * moved), int(2 * miss), 0,
+        f"stored and reloaded every iteration; reuse distance {distance / 1e6:.1f} MB, {hit:.1%} hit in L2")]
+    assumptions = mem.assumptions + [
+        f"register spill: {bytes_per_iteration / 1024:.0f} KiB stored and reloaded per block-iteration "
+        f"({2 * moved / 1e9:.2f} GB at L2, {2 * miss / 1e6:.0f} MB at DRAM)"]
+    return MemoryEstimate(int(round(mem.dram_read + miss)), int(round(mem.dram_write + miss)),
+                          int(round(mem.l2_read + moved)), int(round(mem.l2_write + moved)), per_operand, assumptions)
+
+
 def estimate(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: int = 1,
              hit_curve: tuple = ()) -> MemoryEstimate:
     """`hit_curve`: measured ((reuse distance, share of re-reads that hit L2), ...) points

@@ -208,19 +208,54 @@ def wgmma_shape_factor(rec, dev: Device) -> float:
     return max(dev.wgmma_min_n / n_inst, 1.0) if n_inst > 0 else 1.0
 
 
+def loop_iterations(loop_ops) -> np.ndarray:
+    """Trip count per block of the T.Pipelined loop: executions per block of its first
+    global->shared copy (or of its first op)."""
+    copies = [rec for rec, _ in loop_ops if rec.kind == "copy" and rec.attrs.get("src_scope") == GLOBAL]
+    driver = copies[0] if copies else loop_ops[0][0]
+    trips = driver.attrs.get("pipeline_trips")
+    if trips is not None and np.size(trips) == np.size(driver.per_block):
+        return np.asarray(trips, dtype=np.float64)
+    # a SIMT record (code outside T.Parallel) counts one execution per thread
+    return driver.per_block.astype(np.float64) / driver.attrs.get("simt_threads", 1.0)
+
+
+def spilled_accumulators(loop_ops, occ: Occupancy) -> list:
+    """The loop's gemms whose accumulator alone (one register per element of a consumer thread's
+    share, plus the thread's base registers) does not fit the registers a consumer thread has."""
+    consumer_threads = max(occ.consumer_warpgroups * 128, 1)
+    regs = occ.consumer_regs_per_thread or occ.regs_per_thread
+    if not regs:
+        return []
+    return [rec for rec, _ in loop_ops if rec.kind in ("gemm", "gemm_sp")
+            and rec.attrs["m"] * rec.attrs["n"] / consumer_threads + BASE_REGS_PER_THREAD > regs]
+
+
+def spill_memory(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy,
+                 mem: memory.MemoryEstimate) -> memory.MemoryEstimate:
+    """`mem` plus the local-memory traffic of spilled gemm accumulators (stored and reloaded whole
+    every iteration), through L2 and, for the share the hit curve loses, DRAM."""
+    loop_ops = [(rec, oc) for rec, oc in zip(trace.ops, counts.ops) if rec.pipeline]
+    spilled = spilled_accumulators(loop_ops, occ) if loop_ops else []
+    if not spilled:
+        return mem
+    iters = loop_iterations(loop_ops)
+    total_iters = float(iters.sum())
+    if total_iters <= 0:
+        return mem
+    per_iter = sum(rec.attrs["m"] * rec.attrs["n"] * dtype_bytes(rec.attrs["c_dtype"]) for rec in spilled)
+    loads = sum(oc.bytes.get((GLOBAL, "read"), 0) for _, oc in loop_ops) / total_iters
+    resident = min(occ.blocks_per_sm * dev.sm_count, max(trace.num_blocks, 1))
+    return memory.local_spill(mem, per_iter, total_iters, resident, loads, dev.l2_bytes, dev.l2_partitions,
+                              dev.l2_hit_curve)
+
+
 def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, mem=None):
     """Per-block times for a kernel whose main loop is T.Pipelined, or None."""
     loop_ops = [(rec, oc) for rec, oc in zip(trace.ops, counts.ops) if rec.pipeline]
     if not loop_ops:
         return None
-    # the loop's trip count per block: executions per block of its first global->shared copy
-    copies = [rec for rec, _ in loop_ops if rec.kind == "copy" and rec.attrs.get("src_scope") == GLOBAL]
-    driver = copies[0] if copies else loop_ops[0][0]
-    trips = driver.attrs.get("pipeline_trips")
-    if trips is not None and np.size(trips) == np.size(driver.per_block):
-        iters = np.asarray(trips, dtype=np.float64)
-    else:   # a SIMT record (code outside T.Parallel) counts one execution per thread
-        iters = driver.per_block.astype(np.float64) / driver.attrs.get("simt_threads", 1.0)
+    iters = loop_iterations(loop_ops)
     total_iters = float(iters.sum())
     if total_iters <= 0:
         return None
@@ -237,11 +272,8 @@ def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupan
     # a wgmma needs its whole accumulator in registers: when one gemm's accumulator alone does
     # not fit, every instruction waits on local memory (calibrate's gemm_loop: 4.8x slower)
     acc_spill = 1.0
-    if dev.accumulator_spill_factor and regs:
-        for rec, _ in loop_ops:
-            if rec.kind in ("gemm", "gemm_sp") and rec.attrs["m"] * rec.attrs["n"] / consumer_threads \
-                    + BASE_REGS_PER_THREAD > regs:
-                acc_spill = max(acc_spill, dev.accumulator_spill_factor)
+    if dev.accumulator_spill_factor and spilled_accumulators(loop_ops, occ):
+        acc_spill = dev.accumulator_spill_factor
     if acc_spill > 1.0:
         spill = 1.0                     # the measured factor is the whole slowdown
     n_reduce = 0
@@ -312,7 +344,8 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
     occ = occupancy(trace, dev)
     slots = occ.blocks_per_sm * dev.sm_count
     nblocks = max(trace.num_blocks, 1)
-    mem = memory.estimate(trace, slots, dev.l2_bytes, dev.l2_partitions, dev.l2_hit_curve)
+    tile_mem = memory.estimate(trace, slots, dev.l2_bytes, dev.l2_partitions, dev.l2_hit_curve)
+    mem = spill_memory(trace, counts, dev, occ, tile_mem)
     assumptions = list(mem.assumptions)
     if "fitted" in dev.sources:
         assumptions.append(f"pipeline constants {dev.sources['fitted']}")
@@ -359,7 +392,7 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
             assumptions.append(f"{dev.name}: no measured atomic throughput, atomics not timed")
 
     order = memory.launch_order(trace)
-    pipe = block_pipeline(trace, counts, dev, occ, mem)
+    pipe = block_pipeline(trace, counts, dev, occ, tile_mem)
     if pipe is not None:
         block_times, pipe_info = pipe
         if pipe_info["register_spill_factor"] > 1.0:

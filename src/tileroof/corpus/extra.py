@@ -606,8 +606,38 @@ def _other_cases() -> list[Case]:
     return out
 
 
+# Session 3 probes, each written with its prediction before it ran.
+# (a) unswizzled GEMMs whose wave covers every column tile and several rows: how often does a B
+#     tile shared inside a wave come from DRAM, as K (iterations), N (sharers per wave) and M
+#     (waves) change?  (M, N, K, block_M, block_N, block_K, stages, threads), fp16 NN.
+_WAVE_PROBES = [
+    (2048, 8192, 2048, 64, 256, 64, 4, 128), (2048, 8192, 4096, 64, 256, 64, 4, 128),
+    (2048, 8192, 16384, 64, 256, 64, 4, 128), (2048, 4096, 8192, 64, 256, 64, 4, 128),
+    (2048, 16384, 8192, 64, 256, 64, 4, 128), (4096, 8192, 8192, 64, 256, 64, 4, 128),
+    (2048, 8192, 8192, 128, 256, 64, 3, 256), (4096, 8192, 8192, 128, 256, 64, 3, 256),
+    (4096, 8192, 8192, 128, 128, 64, 3, 128),
+]
+# (b) one-warpgroup tiles whose 128 KiB accumulator does not fit the registers: local-memory
+#     traffic per iteration and its reuse distance change with block_K.  bf16 NT, M=4096 N=6144
+#     K=4096: (block_M, block_N, block_K, stages)
+_SPILL_PROBES = [(128, 256, 32, 4), (128, 256, 128, 2), (256, 128, 64, 3)]
+
+
+def _probe_cases() -> list[Case]:
+    out = []
+    for M, N, K, bm, bn, bk, s, t in _WAVE_PROBES:
+        out.append(_mm_case(f"probe_wave_m{M}_n{N}_k{K}_bm{bm}_bn{bn}_s{s}_t{t}",
+                            _mm_params(M, N, K, bm, bn, bk, s, t), tags=("probe",),
+                            note="unswizzled: B tiles shared by the rows of one wave"))
+    for bm, bn, bk, s in _SPILL_PROBES:
+        out.append(_mm_case(f"probe_spill_bm{bm}_bn{bn}_bk{bk}_s{s}_t128",
+                            _mm_params(4096, 6144, 4096, bm, bn, bk, s, 128, "bfloat16", "bfloat16", trans_B=True),
+                            tags=("probe",), note="accumulator larger than one warpgroup's registers"))
+    return out
+
+
 def cases() -> list[Case]:
-    return _gemm_cases() + _attention_cases() + _rowwise_cases() + _other_cases()
+    return _gemm_cases() + _attention_cases() + _rowwise_cases() + _other_cases() + _probe_cases()
 
 
 # ----------------------------------------------------------------------------- sweeps
