@@ -116,19 +116,22 @@ def dirty_at_end(dram_read: float, dram_write: float, capacity: float) -> float:
 
 
 def local_spill(mem: MemoryEstimate, bytes_per_iteration: float, block_iterations: float, resident_blocks: int,
-                other_bytes_per_iteration: float, l2_bytes: float, l2_partitions: int = 1,
-                hit_curve: tuple = ()) -> MemoryEstimate:
+                l2_bytes: float, l2_partitions: int = 1, hit_curve: tuple = ()) -> MemoryEstimate:
     """`mem` plus the local-memory traffic of registers spilled in a loop: every iteration a block
     stores `bytes_per_iteration` and loads them back (a wgmma needs its whole accumulator in
-    registers; Nsight Compute on the spilling 128x256 one-warpgroup GEMM: ~0.86 of the accumulator
-    written to L2 every iteration).  Spilled lines are re-read after every resident block has
-    spilled its own and loaded its tiles once more, i.e. a reuse distance of
-    resident_blocks x (spill + other loads per iteration); the L2 hit curve gives the share that
-    survives.  A miss is a dirty line written back and read again: one DRAM read and one write."""
+    registers; Nsight Compute on the spilling 128x256 one-warpgroup GEMMs: 0.77-1.05 of the
+    accumulator written to L2 every iteration at block_K 32-128).  The spilled lines are the hot
+    set: all resident blocks re-touch theirs every iteration, and the tiles streaming past do not
+    push them out (Nsight Compute: the same ~5 % of the spill traffic reaches DRAM at block_K 32, 64
+    and 128, although the tile bytes between two uses of a line grow 4x; an LRU over both would
+    lose 3-34 %).  So the reuse distance is the resident blocks' spill footprint,
+    resident_blocks x bytes_per_iteration, and the hit curve gives the share that survives (1.4 %
+    lost for 132 x 128 KiB on the H200: an under-estimate of the measured 5 %).  A miss is a dirty
+    line written back and read again: one DRAM read and one write."""
     if bytes_per_iteration <= 0 or block_iterations <= 0:
         return mem
     capacity = float(l2_bytes or 0.0) / max(l2_partitions, 1)
-    distance = resident_blocks * (bytes_per_iteration + other_bytes_per_iteration)
+    distance = resident_blocks * bytes_per_iteration
     hit = float(reuse_hit_share(distance, capacity, hit_curve))
     moved = bytes_per_iteration * block_iterations
     miss = moved * (1.0 - hit)
@@ -142,10 +145,38 @@ def local_spill(mem: MemoryEstimate, bytes_per_iteration: float, block_iteration
                           int(round(mem.l2_read + moved)), int(round(mem.l2_write + moved)), per_operand, assumptions)
 
 
+def drift_misses(wave, key, pos, nbytes, working_set, slots: int, drift: float, capacity: float,
+                 hit_curve: tuple = ()) -> float:
+    """Bytes re-fetched from DRAM because blocks that share a tile inside one wave reach it at
+    different times.  Identical blocks do not run at the same pace (driftprobe: over one wave the
+    SMs' active cycles spread by 11-18 % of the wave for an L2-bound loop, 1-3 % for a tensor-bound
+    one), so by wave w the start times of the blocks in flight spread over
+    min(drift x (w + 1/2), 1) of a block's duration, in launch order.  A sharer `gap` launches
+    after the previous one reaches the tile gap/slots of that spread later, while the wave streams
+    its distinct bytes (`working_set[w]` per block duration): its reuse distance is
+    gap/slots x spread x working_set[w], and the hit curve gives the share it finds in L2.
+    Arrays are per block: wave, tile key, launch position, bytes of the tile."""
+    if drift <= 0 or wave.size < 2:
+        return 0.0
+    o = np.lexsort((pos, key, wave))
+    w, k, p, b = wave[o], key[o], pos[o], nbytes[o]
+    follower = np.r_[False, (w[1:] == w[:-1]) & (k[1:] == k[:-1])]
+    if not follower.any():
+        return 0.0
+    gap = (p - np.r_[p[:1], p[:-1]])[follower].astype(np.float64)
+    wf = w[follower]
+    spread = np.minimum(drift * (wf + 0.5), 1.0)
+    distance = gap / slots * spread * working_set[wf]
+    miss = 1.0 - reuse_hit_share(distance, capacity, hit_curve)
+    return float((b[follower] * miss).sum())
+
+
 def estimate(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: int = 1,
-             hit_curve: tuple = ()) -> MemoryEstimate:
+             hit_curve: tuple = (), drift: float = 0.0) -> MemoryEstimate:
     """`hit_curve`: measured ((reuse distance, share of re-reads that hit L2), ...) points
-    (calibrate's l2probe); without it a re-read hits when the distance fits one L2 partition."""
+    (calibrate's l2probe); without it a re-read hits when the distance fits one L2 partition.
+    `drift`: how fast blocks of one wave drift apart (see drift_misses); 0 = a tile shared inside
+    a wave comes from DRAM once."""
     gx, gy, gz = trace.grid
     nblocks = trace.num_blocks
     order = launch_order(trace)
@@ -154,6 +185,8 @@ def estimate(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: int
     # wave of each block in launch order
     wave_of = np.empty(nblocks, dtype=np.int64)
     wave_of[order] = np.arange(nblocks) // slots
+    pos = np.empty(nblocks, dtype=np.int64)
+    pos[order] = np.arange(nblocks)
     # an SM caches global data in its own L2 partition: the capacity that decides whether a tile
     # survives until its next use is one partition's share of the L2
     capacity = float(l2_bytes or 0.0) / max(l2_partitions, 1)
@@ -190,7 +223,7 @@ def estimate(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: int
         w_of_pair = uniq // nkeys
         bytes_of_pair = per_block_bytes[first]
         np.add.at(working_set, w_of_pair, bytes_of_pair)
-        tiled.append((rec, op, nbytes, (uniq % nkeys, w_of_pair, bytes_of_pair)))
+        tiled.append((rec, op, nbytes, (uniq % nkeys, w_of_pair, bytes_of_pair, keys, per_block_bytes)))
     cum = np.concatenate([[0.0], np.cumsum(working_set)])
 
     dram_read = 0.0
@@ -206,7 +239,7 @@ def estimate(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: int
         else:
             # LRU at wave granularity: a tile used again in wave w after wave w' hits in L2 when the
             # distinct bytes touched by waves w'+1..w fit in the cache
-            key, wave, b = pairs
+            key, wave, b, block_keys, block_bytes = pairs
             order_kw = np.lexsort((wave, key))
             key, wave, b = key[order_kw], wave[order_kw], b[order_kw]
             prev = np.full(key.size, -1)
@@ -217,6 +250,10 @@ def estimate(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: int
             p_hit = np.where(prev >= 0, p_hit, 0.0)
             d = float((b * (1.0 - p_hit)).sum())
             note = f"{p_hit.sum():.0f} of {p_hit.size} (tile, wave) uses hit in L2"
+            late = drift_misses(wave_of, block_keys, pos, block_bytes, working_set, slots, drift, capacity, hit_curve)
+            if late:
+                d += late
+                note += f"; {late / 1e6:.0f} MB fetched again by sharers that drifted apart"
         d = min(max(d, min(unique, nbytes)), nbytes)
         dram_read += d
         per_operand.append(OperandTraffic(op.buffer, nbytes, int(d), int(min(unique, nbytes)), note))

@@ -244,10 +244,18 @@ def spill_memory(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy
     if total_iters <= 0:
         return mem
     per_iter = sum(rec.attrs["m"] * rec.attrs["n"] * dtype_bytes(rec.attrs["c_dtype"]) for rec in spilled)
-    loads = sum(oc.bytes.get((GLOBAL, "read"), 0) for _, oc in loop_ops) / total_iters
     resident = min(occ.blocks_per_sm * dev.sm_count, max(trace.num_blocks, 1))
-    return memory.local_spill(mem, per_iter, total_iters, resident, loads, dev.l2_bytes, dev.l2_partitions,
-                              dev.l2_hit_curve)
+    return memory.local_spill(mem, per_iter, total_iters, resident, dev.l2_bytes, dev.l2_partitions, dev.l2_hit_curve)
+
+
+def block_drift(pipe, dev: Device) -> float:
+    """How fast identical blocks of a pipelined kernel drift apart (driftprobe): at the measured
+    pace of a tensor-bound loop when compute bounds the iteration, of an L2-bound loop when the
+    L2 or the load pipeline does; 0 for kernels without a pipelined loop."""
+    if pipe is None:
+        return 0.0
+    bound = pipe[1]["iteration_bound"]
+    return dev.drift_memory_bound if bound == "l2" else dev.drift_compute_bound
 
 
 def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, mem=None):
@@ -345,6 +353,13 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
     slots = occ.blocks_per_sm * dev.sm_count
     nblocks = max(trace.num_blocks, 1)
     tile_mem = memory.estimate(trace, slots, dev.l2_bytes, dev.l2_partitions, dev.l2_hit_curve)
+    pipe = block_pipeline(trace, counts, dev, occ, tile_mem)
+    drift = block_drift(pipe, dev)
+    if drift:
+        # blocks of a wave drift apart at the pace of what bounds their loop: shared tiles come
+        # from DRAM again for the late sharers, and the loop streams that share from DRAM
+        tile_mem = memory.estimate(trace, slots, dev.l2_bytes, dev.l2_partitions, dev.l2_hit_curve, drift)
+        pipe = block_pipeline(trace, counts, dev, occ, tile_mem)
     mem = spill_memory(trace, counts, dev, occ, tile_mem)
     assumptions = list(mem.assumptions)
     if "fitted" in dev.sources:
@@ -392,7 +407,6 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
             assumptions.append(f"{dev.name}: no measured atomic throughput, atomics not timed")
 
     order = memory.launch_order(trace)
-    pipe = block_pipeline(trace, counts, dev, occ, tile_mem)
     if pipe is not None:
         block_times, pipe_info = pipe
         if pipe_info["register_spill_factor"] > 1.0:

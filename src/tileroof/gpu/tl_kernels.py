@@ -118,3 +118,44 @@ def reduce_chain(M, N, threads, iters, grid):
             T.copy(acc, Out[bx * M:(bx + 1) * M, :])
 
     return main
+
+
+# device helpers for timed_matmul, injected with T.import_source: the GPU-wide nanosecond timer
+# and the SM a block runs on
+TIMER_SOURCE = r"""
+__device__ __forceinline__ long long tr_globaltimer() {
+  unsigned long long t; asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); return (long long)t; }
+__device__ __forceinline__ long long tr_smid() {
+  unsigned int r; asm volatile("mov.u32 %0, %%smid;" : "=r"(r)); return (long long)r; }
+"""
+
+
+@tilelang.jit
+def timed_matmul(M, N, K, block_M, block_N, block_K, num_stages, threads, dtype="float16"):
+    """The corpus GEMM (NN, unswizzled, fp32 accumulator) that also records, per block, the GPU
+    timer when its thread 0 starts and after its epilogue, and its SM: Times[block, :] =
+    (start ns, end ns, smid), block = by * gridDim.x + bx (launch order)."""
+    gx, gy = (N + block_N - 1) // block_N, (M + block_M - 1) // block_M
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype),
+             Times: T.Tensor((gx * gy, 3), "int64")):
+        with T.Kernel(gx, gy, threads=threads) as (bx, by):
+            T.import_source(TIMER_SOURCE)
+            tx = T.get_thread_binding()
+            A_shared = T.alloc_shared((block_M, block_K), dtype)
+            B_shared = T.alloc_shared((block_K, block_N), dtype)
+            C_local = T.alloc_fragment((block_M, block_N), "float32")
+            if tx == 0:
+                Times[by * gx + bx, 0] = T.call_extern("int64", "tr_globaltimer")
+            T.clear(C_local)
+            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
+                T.copy(A[by * block_M, k * block_K], A_shared)
+                T.copy(B[k * block_K, bx * block_N], B_shared)
+                T.gemm(A_shared, B_shared, C_local)
+            T.copy(C_local, C[by * block_M, bx * block_N])
+            if tx == 0:
+                Times[by * gx + bx, 1] = T.call_extern("int64", "tr_globaltimer")
+                Times[by * gx + bx, 2] = T.call_extern("int64", "tr_smid")
+
+    return main

@@ -1,0 +1,113 @@
+"""When does each block of a GEMM start and end, and on which SM?  tl_kernels.timed_matmul (the
+corpus GEMM, NN, unswizzled) writes the GPU timer at each block's start and end and its SM id;
+this script runs each configuration (L2 flushed before every run, like measure), keeps the
+per-block records of the last of `--runs` runs, and writes them with summary statistics:
+block duration, and for blocks `gx` launches apart (the blocks of one column that share a B tile
+in an unswizzled grid) the gap between their starts, per wave, over the block duration.
+
+    python -m tileroof.gpu.timeline --out DIR
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from pathlib import Path
+
+# (M, N, K, block_M, block_N, block_K, stages, threads)
+CONFIGS = (
+    (4096, 8192, 8192, 64, 256, 64, 4, 128),
+    (2048, 8192, 16384, 64, 256, 64, 4, 128),
+    (2048, 8192, 2048, 64, 256, 64, 4, 128),
+    (8192, 8192, 8192, 128, 128, 32, 3, 128),
+    (8192, 8192, 8192, 128, 256, 64, 3, 256),
+    (4096, 8192, 8192, 128, 256, 64, 3, 256),
+)
+
+
+def summarise(start, end, gx: int, slots: int) -> dict:
+    n = len(start)
+    dur = [e - s for s, e in zip(start, end)]
+    T = statistics.median(dur)
+    waves = []
+    for w in range(0, (n + slots - 1) // slots):
+        idx = range(w * slots, min((w + 1) * slots, n))
+        starts = [start[i] for i in idx]
+        gaps = [start[i] - start[i - gx] for i in idx if i - gx >= w * slots]
+        waves.append({"wave": w, "start_spread_over_T": (max(starts) - min(starts)) / T,
+                      "sharer_gap_median_over_T": statistics.median(gaps) / T if gaps else None,
+                      "sharer_gap_p90_over_T": sorted(gaps)[int(0.9 * (len(gaps) - 1))] / T if gaps else None})
+    return {"block_median_ns": T, "block_p10_ns": sorted(dur)[n // 10], "block_p90_ns": sorted(dur)[9 * n // 10],
+            "kernel_ns": max(end) - min(start), "waves": waves}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--runs", type=int, default=3)
+    a = ap.parse_args(argv)
+    import torch
+
+    from .provenance import base_provenance, query_smi, utc_stamp
+    from .tl_kernels import timed_matmul
+    prov = base_provenance("timeline", touch_gpu=True)
+    t0 = time.time()
+    sm = torch.cuda.get_device_properties(0).multi_processor_count
+    params = [dict(M=M, N=N, K=K, block_M=bm, block_N=bn, block_K=bk, num_stages=s, threads=t)
+              for M, N, K, bm, bn, bk, s, t in CONFIGS]
+    kernels = timed_matmul.par_compile(params, num_workers=16, ignore_error=True)
+    flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+    results = []
+    for p, k in zip(params, kernels):
+        if k is None:
+            results.append({"params": p, "error": "did not compile"})
+            continue
+        gx, gy = -(-p["N"] // p["block_N"]), -(-p["M"] // p["block_M"])
+        A = torch.randn((p["M"], p["K"]), dtype=torch.float16, device="cuda")
+        B = torch.randn((p["K"], p["N"]), dtype=torch.float16, device="cuda")
+        C = torch.empty((p["M"], p["N"]), dtype=torch.float16, device="cuda")
+        times = torch.zeros((gx * gy, 3), dtype=torch.int64, device="cuda")
+        k(A, B, C, times)
+        runs = []
+        for _ in range(a.runs):
+            flush.zero_()
+            torch.cuda.synchronize()
+            k(A, B, C, times)
+            torch.cuda.synchronize()
+            t = times.cpu()
+            t0k = int(t[:, 0].min())
+            runs.append(t)
+        ok = bool(torch.allclose(C[:64, :64].float(), (A[:64].float() @ B[:, :64].float()), rtol=2e-2, atol=1e-1))
+        last = runs[-1]
+        start = [int(x) - int(last[:, 0].min()) for x in last[:, 0]]
+        end = [int(x) - int(last[:, 0].min()) for x in last[:, 1]]
+        smid = [int(x) for x in last[:, 2]]
+        # resident blocks: the most blocks alive at one time
+        ev = sorted([(s, 1) for s in start] + [(e, -1) for e in end])
+        alive = peak = 0
+        for _, d in ev:
+            alive += d
+            peak = max(peak, alive)
+        slots = peak
+        summ = [summarise([int(x) - int(r[:, 0].min()) for x in r[:, 0]], [int(x) - int(r[:, 0].min()) for x in r[:, 1]],
+                          gx, slots) for r in runs]
+        results.append({"params": p, "grid": [gx, gy], "correct_corner": ok, "resident_blocks": slots,
+                        "summary_per_run": summ, "start_ns": start, "end_ns": end, "smid": smid})
+        print(f"{p['block_M']}x{p['block_N']} M{p['M']} N{p['N']} K{p['K']}: block {summ[-1]['block_median_ns'] / 1e3:.1f} us, "
+              f"kernel {summ[-1]['kernel_ns'] / 1e3:.0f} us, resident {slots}; sharer gap / T by wave "
+              + " ".join(f"{w['sharer_gap_median_over_T']:.2f}" if w["sharer_gap_median_over_T"] is not None else "-"
+                         for w in summ[-1]["waves"]))
+        del A, B, C, times
+    prov["smi_after"] = query_smi()
+    doc = {"schema": "tileroof.timeline/1", "provenance": prov, "wall_s": time.time() - t0, "sm_count": sm,
+           "results": results, "method": __doc__}
+    a.out.mkdir(parents=True, exist_ok=True)
+    path = a.out / f"timeline-{utc_stamp()}.json"
+    path.write_text(json.dumps(doc))
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
