@@ -145,30 +145,71 @@ def local_spill(mem: MemoryEstimate, bytes_per_iteration: float, block_iteration
                           int(round(mem.l2_read + moved)), int(round(mem.l2_write + moved)), per_operand, assumptions)
 
 
-def drift_misses(wave, key, pos, nbytes, working_set, slots: int, drift: float, capacity: float,
-                 hit_curve: tuple = ()) -> float:
-    """Bytes re-fetched from DRAM because blocks that share a tile inside one wave reach it at
-    different times.  Identical blocks do not run at the same pace (driftprobe: over one wave the
-    SMs' active cycles spread by 11-18 % of the wave for an L2-bound loop, 1-3 % for a tensor-bound
-    one), so by wave w the start times of the blocks in flight spread over
-    min(drift x (w + 1/2), 1) of a block's duration, in launch order.  A sharer `gap` launches
-    after the previous one reaches the tile gap/slots of that spread later, while the wave streams
-    its distinct bytes (`working_set[w]` per block duration): its reuse distance is
-    gap/slots x spread x working_set[w], and the hit curve gives the share it finds in L2.
-    Arrays are per block: wave, tile key, launch position, bytes of the tile."""
-    if drift <= 0 or wave.size < 2:
-        return 0.0
+def drift_misses(followers: list, working_set, slots: int, drift: float, capacity: float,
+                 hit_curve: tuple = ()) -> list:
+    """Bytes re-fetched from DRAM, per operand, because blocks that share a tile inside one wave
+    reach it at different times.
+
+    Identical blocks do not run at the same pace: the SMs differ (tileroof.gpu.timeline on the
+    H200: the per-SM mean block time has a relative spread `drift` of 7.7 % in an L2-bound GEMM
+    loop, 0.1-0.9 % when tensor or latency bound), so blocks started in launch order drift apart
+    wave after wave.  Measured, the start-time gap of two sharers `gap` launches apart has a median
+    of gap/slots x drift x (w + 1/2) block times in wave w, spread like |normal| (p90 / median
+    1.5-2.5).  While the sharers are that far apart, L2 takes in the wave's distinct bytes plus the
+    re-fetches themselves (`working_set[w]` + misses per block time), so the reuse distance is
+    gap time x that rate; the hit curve gives the share still in L2.  The rate and the misses are
+    solved together (a few fixed-point steps).
+
+    `followers`: per operand, (wave, gap in launches, bytes) of every block that reads a tile an
+    earlier block of its wave reads too."""
+    out = [0.0] * len(followers)
+    if drift <= 0 or not any(f is not None and f[0].size for f in followers):
+        return out
+    # deciles of |normal| with median 1
+    q = np.sqrt(2.0) * _erfinv(np.arange(0.05, 1.0, 0.1)) / 0.6745
+    extra = np.zeros_like(working_set)
+    for _ in range(30):
+        rate = working_set + extra                     # bytes L2 takes in per block time, by wave
+        new = np.zeros_like(working_set)
+        for i, f in enumerate(followers):
+            if f is None or not f[0].size:
+                continue
+            wf, gap, b = f
+            median = gap / slots * np.minimum(drift * (wf + 0.5), 1.0) * rate[wf]
+            miss = np.mean([1.0 - reuse_hit_share(median * k, capacity, hit_curve) for k in q], axis=0)
+            out[i] = float((b * miss).sum())
+            np.add.at(new, wf, b * miss)
+        if np.allclose(new, extra, rtol=1e-3, atol=1.0):
+            break
+        extra = new
+    return out
+
+
+def _followers(wave, key, pos, nbytes):
+    """(wave, gap in launches to the previous sharer, bytes) of every block whose tile an earlier
+    block (in launch order) of the same wave also reads."""
     o = np.lexsort((pos, key, wave))
     w, k, p, b = wave[o], key[o], pos[o], nbytes[o]
-    follower = np.r_[False, (w[1:] == w[:-1]) & (k[1:] == k[:-1])]
-    if not follower.any():
-        return 0.0
-    gap = (p - np.r_[p[:1], p[:-1]])[follower].astype(np.float64)
-    wf = w[follower]
-    spread = np.minimum(drift * (wf + 0.5), 1.0)
-    distance = gap / slots * spread * working_set[wf]
-    miss = 1.0 - reuse_hit_share(distance, capacity, hit_curve)
-    return float((b[follower] * miss).sum())
+    f = np.r_[False, (w[1:] == w[:-1]) & (k[1:] == k[:-1])]
+    gap = (p - np.r_[p[:1], p[:-1]])[f].astype(np.float64)
+    return w[f], gap, b[f]
+
+
+def _erfinv(y):
+    """Inverse error function (Giles' single-precision approximation is enough for deciles)."""
+    y = np.asarray(y, dtype=np.float64)
+    w = -np.log((1.0 - y) * (1.0 + y))
+    small = w < 5.0
+    ws, wl = w - 2.5, np.sqrt(np.maximum(w, 5.0)) - 3.0
+    ps = 2.81022636e-08
+    for c in (3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503,
+              -0.00417768164, 0.246640727, 1.50140941):
+        ps = c + ps * ws
+    pl = -0.000200214257
+    for c in (0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
+              0.00943887047, 1.00167406, 2.83297682):
+        pl = c + pl * wl
+    return np.where(small, ps, pl) * y
 
 
 def estimate(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: int = 1,
@@ -226,9 +267,11 @@ def estimate(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: int
         tiled.append((rec, op, nbytes, (uniq % nkeys, w_of_pair, bytes_of_pair, keys, per_block_bytes)))
     cum = np.concatenate([[0.0], np.cumsum(working_set)])
 
+    late_by_op = drift_misses([None if pairs is None else _followers(wave_of, pairs[3], pos, pairs[4])
+                               for _, _, _, pairs in tiled], working_set, slots, drift, capacity, hit_curve)
     dram_read = 0.0
     foot = trace.footprints
-    for rec, op, nbytes, pairs in tiled:
+    for (rec, op, nbytes, pairs), late in zip(tiled, late_by_op):
         storage = trace.buffers[op.buffer].storage if op.buffer in trace.buffers else op.buffer
         unique = foot.get(storage, nbytes)
         if pairs is None:
@@ -250,7 +293,6 @@ def estimate(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: int
             p_hit = np.where(prev >= 0, p_hit, 0.0)
             d = float((b * (1.0 - p_hit)).sum())
             note = f"{p_hit.sum():.0f} of {p_hit.size} (tile, wave) uses hit in L2"
-            late = drift_misses(wave_of, block_keys, pos, block_bytes, working_set, slots, drift, capacity, hit_curve)
             if late:
                 d += late
                 note += f"; {late / 1e6:.0f} MB fetched again by sharers that drifted apart"

@@ -15,7 +15,7 @@ import statistics
 import time
 from pathlib import Path
 
-# (M, N, K, block_M, block_N, block_K, stages, threads)
+# (M, N, K, block_M, block_N, block_K, stages, threads[, swizzle])
 CONFIGS = (
     (4096, 8192, 8192, 64, 256, 64, 4, 128),
     (2048, 8192, 16384, 64, 256, 64, 4, 128),
@@ -23,6 +23,18 @@ CONFIGS = (
     (8192, 8192, 8192, 128, 128, 32, 3, 128),
     (8192, 8192, 8192, 128, 256, 64, 3, 256),
     (4096, 8192, 8192, 128, 256, 64, 3, 256),
+)
+# second run: what sets the SMs' pace spread?  L2-bound tiles that share well (64x128, 64x64,
+# 128x64), the drifting 64x256 swizzled (less DRAM traffic) and again, and a wide grid
+CONFIGS_2 = (
+    (4096, 6144, 4096, 64, 128, 64, 4, 128),
+    (4096, 8192, 8192, 64, 128, 64, 4, 128),
+    (8192, 8192, 8192, 64, 64, 64, 4, 128),
+    (2048, 8192, 8192, 128, 64, 64, 4, 128),
+    (4096, 8192, 8192, 64, 256, 64, 4, 128, True),
+    (4096, 8192, 8192, 64, 256, 64, 4, 128),
+    (2048, 16384, 8192, 64, 256, 64, 4, 128),
+    (2048, 8192, 8192, 128, 128, 64, 3, 128),
 )
 
 
@@ -46,6 +58,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--set", type=int, default=1, choices=(1, 2), help="configuration set")
     a = ap.parse_args(argv)
     import torch
 
@@ -54,8 +67,9 @@ def main(argv=None) -> int:
     prov = base_provenance("timeline", touch_gpu=True)
     t0 = time.time()
     sm = torch.cuda.get_device_properties(0).multi_processor_count
-    params = [dict(M=M, N=N, K=K, block_M=bm, block_N=bn, block_K=bk, num_stages=s, threads=t)
-              for M, N, K, bm, bn, bk, s, t in CONFIGS]
+    params = [dict(M=c[0], N=c[1], K=c[2], block_M=c[3], block_N=c[4], block_K=c[5], num_stages=c[6], threads=c[7],
+                   swizzle=bool(c[8]) if len(c) > 8 else False)
+              for c in (CONFIGS if a.set == 1 else CONFIGS_2)]
     kernels = timed_matmul.par_compile(params, num_workers=16, ignore_error=True)
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
     results = []
@@ -92,10 +106,17 @@ def main(argv=None) -> int:
         slots = peak
         summ = [summarise([int(x) - int(r[:, 0].min()) for x in r[:, 0]], [int(x) - int(r[:, 0].min()) for x in r[:, 1]],
                           gx, slots) for r in runs]
-        results.append({"params": p, "grid": [gx, gy], "correct_corner": ok, "resident_blocks": slots,
+        per_sm: dict = {}
+        for st, en, sid in zip(start, end, smid):
+            per_sm.setdefault(sid, []).append(en - st)
+        means = [statistics.fmean(v) for v in per_sm.values()]
+        pace = {"std_over_mean": statistics.pstdev(means) / statistics.fmean(means),
+                "range_over_mean": (max(means) - min(means)) / statistics.fmean(means), "sms": len(means)}
+        results.append({"params": p, "grid": [gx, gy], "correct_corner": ok, "resident_blocks": slots, "sm_pace": pace,
                         "summary_per_run": summ, "start_ns": start, "end_ns": end, "smid": smid})
         print(f"{p['block_M']}x{p['block_N']} M{p['M']} N{p['N']} K{p['K']}: block {summ[-1]['block_median_ns'] / 1e3:.1f} us, "
-              f"kernel {summ[-1]['kernel_ns'] / 1e3:.0f} us, resident {slots}; sharer gap / T by wave "
+              f"kernel {summ[-1]['kernel_ns'] / 1e3:.0f} us, resident {slots}, SM pace spread {pace['std_over_mean']:.3f} "
+              f"(range {pace['range_over_mean']:.3f}){'' if ok else ' WRONG RESULT'}; sharer gap / T by wave "
               + " ".join(f"{w['sharer_gap_median_over_T']:.2f}" if w["sharer_gap_median_over_T"] is not None else "-"
                          for w in summ[-1]["waves"]))
         del A, B, C, times

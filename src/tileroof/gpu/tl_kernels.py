@@ -131,10 +131,11 @@ __device__ __forceinline__ long long tr_smid() {
 
 
 @tilelang.jit
-def timed_matmul(M, N, K, block_M, block_N, block_K, num_stages, threads, dtype="float16"):
-    """The corpus GEMM (NN, unswizzled, fp32 accumulator) that also records, per block, the GPU
-    timer when its thread 0 starts and after its epilogue, and its SM: Times[block, :] =
-    (start ns, end ns, smid), block = by * gridDim.x + bx (launch order)."""
+def timed_matmul(M, N, K, block_M, block_N, block_K, num_stages, threads, dtype="float16", swizzle=False,
+                 panel_size=10):
+    """The corpus GEMM (NN, fp32 accumulator) that also records, per block, the GPU timer when
+    its thread 0 starts and after its epilogue, and its SM: Times[block, :] = (start ns, end ns,
+    smid), block = by * gridDim.x + bx (after T.use_swizzle's remapping when swizzled)."""
     gx, gy = (N + block_N - 1) // block_N, (M + block_M - 1) // block_M
 
     @T.prim_func
@@ -146,6 +147,7 @@ def timed_matmul(M, N, K, block_M, block_N, block_K, num_stages, threads, dtype=
             A_shared = T.alloc_shared((block_M, block_K), dtype)
             B_shared = T.alloc_shared((block_K, block_N), dtype)
             C_local = T.alloc_fragment((block_M, block_N), "float32")
+            T.use_swizzle(panel_size=panel_size, enable=swizzle)
             if tx == 0:
                 Times[by * gx + bx, 0] = T.call_extern("int64", "tr_globaltimer")
             T.clear(C_local)
