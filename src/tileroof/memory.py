@@ -167,6 +167,13 @@ def drift_misses(followers: list, working_set, slots: int, drift: float, capacit
         return out
     # deciles of |normal| with median 1
     q = np.sqrt(2.0) * _erfinv(np.arange(0.05, 1.0, 0.1)) / 0.6745
+    # no sharer can miss when even the longest distance (no re-fetches yet) is one the cache holds
+    # whole (the feedback only starts from misses)
+    sure_hit = hit_curve[0][0] if hit_curve else capacity
+    longest = max(float((f[1] / slots * np.minimum(drift * (f[0] + 0.5), 1.0) * working_set[f[0]]).max())
+                  for f in followers if f is not None and f[0].size)
+    if longest * q[-1] <= sure_hit:
+        return out
     extra = np.zeros_like(working_set)
     for _ in range(30):
         rate = working_set + extra                     # bytes L2 takes in per block time, by wave

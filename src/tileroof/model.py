@@ -72,6 +72,7 @@ class Timing:
     memory: memory.MemoryEstimate
     pipeline: dict = field(default_factory=dict)
     assumptions: list = field(default_factory=list)
+    dram_if_drifting: float | None = None   # DRAM bytes if the blocks drift apart (see model.estimate)
 
 
 # a table of atomics targets at most this large is "hot": its lines stay in L2 and updates to the
@@ -248,16 +249,6 @@ def spill_memory(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy
     return memory.local_spill(mem, per_iter, total_iters, resident, dev.l2_bytes, dev.l2_partitions, dev.l2_hit_curve)
 
 
-def block_drift(pipe, dev: Device) -> float:
-    """How fast identical blocks of a pipelined kernel drift apart (driftprobe): at the measured
-    pace of a tensor-bound loop when compute bounds the iteration, of an L2-bound loop when the
-    L2 or the load pipeline does; 0 for kernels without a pipelined loop."""
-    if pipe is None:
-        return 0.0
-    bound = pipe[1]["iteration_bound"]
-    return dev.drift_memory_bound if bound == "l2" else dev.drift_compute_bound
-
-
 def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, mem=None):
     """Per-block times for a kernel whose main loop is T.Pipelined, or None."""
     loop_ops = [(rec, oc) for rec, oc in zip(trace.ops, counts.ops) if rec.pipeline]
@@ -352,16 +343,21 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
     occ = occupancy(trace, dev)
     slots = occ.blocks_per_sm * dev.sm_count
     nblocks = max(trace.num_blocks, 1)
-    tile_mem = memory.estimate(trace, slots, dev.l2_bytes, dev.l2_partitions, dev.l2_hit_curve)
+    tile_mem = memory.estimate(trace, slots, dev.l2_bytes, dev.l2_partitions, dev.l2_hit_curve, dev.pace_spread)
     pipe = block_pipeline(trace, counts, dev, occ, tile_mem)
-    drift = block_drift(pipe, dev)
-    if drift:
-        # blocks of a wave drift apart at the pace of what bounds their loop: shared tiles come
-        # from DRAM again for the late sharers, and the loop streams that share from DRAM
-        tile_mem = memory.estimate(trace, slots, dev.l2_bytes, dev.l2_partitions, dev.l2_hit_curve, drift)
-        pipe = block_pipeline(trace, counts, dev, occ, tile_mem)
     mem = spill_memory(trace, counts, dev, occ, tile_mem)
     assumptions = list(mem.assumptions)
+    # the same launch if its blocks drift apart as the DRAM-saturated unswizzled GEMMs measured do
+    dram_if_drifting = None
+    if dev.pace_spread_drifting > dev.pace_spread:
+        drifted = memory.estimate(trace, slots, dev.l2_bytes, dev.l2_partitions, dev.l2_hit_curve,
+                                  dev.pace_spread_drifting)
+        dram_if_drifting = spill_memory(trace, counts, dev, occ, drifted).dram_bytes
+        if dram_if_drifting > 1.1 * mem.dram_bytes:
+            assumptions.append(
+                f"if the SMs drift apart (pace spread {dev.pace_spread_drifting:.1%}, as in DRAM-saturated "
+                f"unswizzled GEMMs) blocks sharing a tile reach it too far apart and DRAM traffic rises to "
+                f"{dram_if_drifting / 1e9:.2f} GB; a swizzled launch order (T.use_swizzle) keeps sharers together")
     if "fitted" in dev.sources:
         assumptions.append(f"pipeline constants {dev.sources['fitted']}")
     if occ.warp_specialized:
@@ -438,7 +434,7 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
     time_s = t_body + launch
     util = {k: (v / time_s if time_s else 0.0) for k, v in res.items()}
     return Timing(time_s, bound, res, util, nblocks / slots, slots, imbalance, launch,
-                  pipe_info.get("prologue_epilogue_s", 0.0), occ, mem, pipe_info, assumptions)
+                  pipe_info.get("prologue_epilogue_s", 0.0), occ, mem, pipe_info, assumptions, dram_if_drifting)
 
 
 def sequence(timings: list) -> Timing:
@@ -455,8 +451,10 @@ def sequence(timings: list) -> Timing:
         sum(t.memory.l2_read for t in timings), sum(t.memory.l2_write for t in timings),
         [op for t in timings for op in t.memory.per_operand],
         list(dict.fromkeys(a for t in timings for a in t.memory.assumptions)))
+    drifting = [t.dram_if_drifting for t in timings]
+    dram_if_drifting = sum(drifting) if all(d is not None for d in drifting) else None
     assumptions = [f"{len(timings)} kernel launches in one PrimFunc, timed one after another"]
     assumptions += list(dict.fromkeys(a for t in timings for a in t.assumptions))
     return Timing(time_s, main.bound, res, {k: (v / time_s if time_s else 0.0) for k, v in res.items()},
                   sum(t.waves for t in timings), main.slots, main.imbalance, sum(t.launch_s for t in timings),
-                  sum(t.fill_s for t in timings), main.occupancy, mem, main.pipeline, assumptions)
+                  sum(t.fill_s for t in timings), main.occupancy, mem, main.pipeline, assumptions, dram_if_drifting)

@@ -102,6 +102,7 @@ class Result:
             "dram_read_bytes": t.memory.dram_read,
             "dram_write_bytes": t.memory.dram_write,
             "l2_bytes": t.memory.l2_read + t.memory.l2_write,
+            "dram_bytes_if_drifting": t.dram_if_drifting,
             "estimated_time": t.time_s,
             "bound": t.bound,
             "resource_time": dict(t.resource_s),

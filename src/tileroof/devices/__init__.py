@@ -41,8 +41,8 @@ _SPECS = {
     "wgmma_accumulator_spill_factor": ("accumulator_spill_factor", 1),
     "loop_alu_factor": ("loop_alu_factor", 1),
     "reduce_latency_ns": ("reduce_latency_s", 1e-9),
-    "block_drift_l2_bound": ("drift_memory_bound", 1),
-    "block_drift_tensor_bound": ("drift_compute_bound", 1),
+    "sm_pace_spread": ("pace_spread", 1),
+    "sm_pace_spread_drifting": ("pace_spread_drifting", 1),
     "l2_atomic_throughput_gops": ("atomic_rate_contended", 1e9),
     "atomic_throughput_distinct_gops": ("atomic_rate", 1e9),
 }
@@ -86,8 +86,8 @@ class Device:
     accumulator_spill_factor: float = 0.0  # slowdown of a gemm whose accumulator exceeds a thread's registers
     loop_alu_factor: float = 0.0          # time of fragment arithmetic in a loop over its time at the FP32 peak
     reduce_latency_s: float = 0.0         # latency one row reduction adds to a loop iteration
-    drift_memory_bound: float = 0.0       # spread of identical blocks' progress per unit time, L2-bound loop
-    drift_compute_bound: float = 0.0      # ... tensor-bound loop
+    pace_spread: float = 0.0              # relative std of the SMs' pace on identical blocks (typical)
+    pace_spread_drifting: float = 0.0     # ... in the kernels seen to drift apart (DRAM-saturated)
     atomic_rate: float = 0.0              # atomics/s to distinct addresses (all SMs)
     atomic_rate_contended: float = 0.0    # atomics/s onto a small table that lives in L2 (histogram)
     sources: dict = field(default_factory=dict)       # field -> citation

@@ -117,3 +117,38 @@ def stream_table_entry(res: dict, where: str) -> dict:
     return {"value": rows, "unit": "[tile bytes, stages, ns per iteration]",
             "method": "tile_stream (tileroof.gpu.tl_kernels), every tile read once from DRAM, one warp-specialised "
                       f"block per SM, consumer reads one row per tile; median over the repeats [{where}]"}
+
+
+def pace_spreads(doc: dict) -> list:
+    """(config, relative std of the SMs' mean block time) for every kernel of a timeline run
+    (tileroof.gpu.timeline), from its per-block records."""
+    out = []
+    for r in doc.get("results", []):
+        if "start_ns" not in r:
+            continue
+        per_sm: dict = {}
+        for s, e, sm in zip(r["start_ns"], r["end_ns"], r["smid"]):
+            per_sm.setdefault(sm, []).append(e - s)
+        means = [statistics.fmean(v) for v in per_sm.values()]
+        out.append((r["params"], statistics.pstdev(means) / statistics.fmean(means)))
+    return out
+
+
+def pace_entries(docs: list, where: str) -> dict:
+    """sm_pace_spread (typical) and sm_pace_spread_drifting from timeline runs: the kernels'
+    per-SM pace spreads fall in two groups (most kernels well under 1 %, the unswizzled 64x256
+    GEMMs that saturate DRAM near 8 %); split at the largest ratio between neighbouring sorted
+    values, each group's median."""
+    vals = sorted(v for d in docs for _, v in pace_spreads(d) if v > 0)
+    if len(vals) < 2:
+        return {}
+    ratios = [b / a for a, b in zip(vals, vals[1:])]
+    cut = max(range(len(ratios)), key=ratios.__getitem__) + 1
+    low, high = vals[:cut], vals[cut:]
+    method = ("relative std over SMs of the mean block time, per kernel of tileroof.gpu.timeline (the corpus GEMM "
+              "recording each block's start, end and SM), kernels split at the largest ratio between sorted values "
+              f"({ratios[cut - 1]:.1f}x); median of the {{}} group, {len(vals)} kernels [{where}]")
+    out = {"sm_pace_spread": _entry(low, "1", method.format(f"lower ({len(low)})"), 4)}
+    if ratios[cut - 1] >= 3.0:
+        out["sm_pace_spread_drifting"] = _entry(high, "1", method.format(f"upper ({len(high)})"), 4)
+    return out
