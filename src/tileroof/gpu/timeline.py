@@ -36,6 +36,12 @@ CONFIGS_2 = (
     (2048, 16384, 8192, 64, 256, 64, 4, 128),
     (2048, 8192, 8192, 128, 128, 64, 3, 128),
 )
+# third run: a GEMM block's cost besides its iterations (block time against K, and the gap between
+# blocks on one SM), for the common tiles
+CONFIGS_3 = tuple((M, N, K, bm, bn, 64, 3, t) for bm, bn, t, M, N in ((128, 128, 128, 4096, 4096),
+                                                                    (128, 256, 256, 8192, 4096),
+                                                                    (64, 128, 128, 4096, 4096))
+                  for K in (64, 128, 256, 512, 2048))
 
 
 def summarise(start, end, gx: int, slots: int) -> dict:
@@ -58,7 +64,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--set", type=int, default=1, choices=(1, 2), help="configuration set")
+    ap.add_argument("--set", type=int, default=1, choices=(1, 2, 3), help="configuration set")
     a = ap.parse_args(argv)
     import torch
 
@@ -69,7 +75,7 @@ def main(argv=None) -> int:
     sm = torch.cuda.get_device_properties(0).multi_processor_count
     params = [dict(M=c[0], N=c[1], K=c[2], block_M=c[3], block_N=c[4], block_K=c[5], num_stages=c[6], threads=c[7],
                    swizzle=bool(c[8]) if len(c) > 8 else False)
-              for c in (CONFIGS if a.set == 1 else CONFIGS_2)]
+              for c in {1: CONFIGS, 2: CONFIGS_2, 3: CONFIGS_3}[a.set]]
     kernels = timed_matmul.par_compile(params, num_workers=16, ignore_error=True)
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
     results = []
