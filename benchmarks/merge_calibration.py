@@ -24,6 +24,9 @@ What is written into src/tileroof/devices/profiles/<device>.toml, before its [fi
                                   blocks of a wave (stride 4), the share of re-reads served by L2 against
                                   the working set between two uses: (DRAM read - W) / (issued / 2 - W)
                                   missed; points (working set bytes, hit share), monotone non-increasing
+  [measured.sm_pace_spread]       } from timeline-*.json runs (tileroof.gpu.timeline), all given together:
+  [measured.sm_pace_spread_drifting] } relative std over SMs of the mean block time per kernel (runs of at
+                                    least 0.4 ms), split into the two groups the values fall in (derive.pace_entries)
 Numbers are copied from the run files (medians over the runs' repeats); nothing is typed in.
 
     python benchmarks/merge_calibration.py [--device h200] RUN.json [RUN.json ...] [l2probe-*.json]
@@ -58,8 +61,12 @@ def main(argv=None) -> int:
     prof = devices.profiles_dir() / f"{a.device}.toml"
     base = devices.load(a.device)
     tables = {}
+    timelines = []
     for path in a.runs:
         run = json.loads(path.read_text())
+        if run.get("schema") == "tileroof.timeline/1":
+            timelines.append((path, run))
+            continue
         if run.get("schema") == "tileroof.l2probe/1":
             prov = run["provenance"]
             tables["l2_reuse_hit_curve"] = derive.hit_curve_entry(
@@ -86,6 +93,10 @@ def main(argv=None) -> int:
             prov = run["provenance"]
             tables.update(derive.reduce_entries(res, base, f"run {path.name}, {prov.get('gpu')}, {prov.get('date_utc')}, "
                                                            f"commit {prov.get('tileroof_commit')}"))
+    if timelines:
+        where = ("runs " + ", ".join(p.name for p, _ in timelines) + f", {timelines[0][1]['provenance'].get('gpu')}, commits "
+                 + ", ".join(str(r["provenance"].get("tileroof_commit"))[:10] for _, r in timelines))
+        tables.update(derive.pace_entries([r for _, r in timelines], where))
     if "block_overhead_us" in tables:
         tables["block_fixed_us"] = derive.block_fixed_entry(tables["block_overhead_us"], base.l2_bw, base.sm_count)
     text = prof.read_text()

@@ -119,12 +119,15 @@ def stream_table_entry(res: dict, where: str) -> dict:
                       f"block per SM, consumer reads one row per tile; median over the repeats [{where}]"}
 
 
+PACE_MIN_KERNEL_NS = 400_000     # shorter runs: per-SM means over too few blocks, launch skew dominates
+
+
 def pace_spreads(doc: dict) -> list:
     """(config, relative std of the SMs' mean block time) for every kernel of a timeline run
-    (tileroof.gpu.timeline), from its per-block records."""
+    (tileroof.gpu.timeline) that ran at least PACE_MIN_KERNEL_NS, from its per-block records."""
     out = []
     for r in doc.get("results", []):
-        if "start_ns" not in r:
+        if "start_ns" not in r or max(r["end_ns"]) - min(r["start_ns"]) < PACE_MIN_KERNEL_NS:
             continue
         per_sm: dict = {}
         for s, e, sm in zip(r["start_ns"], r["end_ns"], r["smid"]):
@@ -148,7 +151,10 @@ def pace_entries(docs: list, where: str) -> dict:
     method = ("relative std over SMs of the mean block time, per kernel of tileroof.gpu.timeline (the corpus GEMM "
               "recording each block's start, end and SM), kernels split at the largest ratio between sorted values "
               f"({ratios[cut - 1]:.1f}x); median of the {{}} group, {len(vals)} kernels [{where}]")
-    out = {"sm_pace_spread": _entry(low, "1", method.format(f"lower ({len(low)})"), 4)}
+    def entry(group, name):
+        return {"value": round(statistics.median(group), 4), "unit": "1", "method": method.format(name),
+                "kernel_values": [round(v, 4) for v in group]}
+    out = {"sm_pace_spread": entry(low, f"lower ({len(low)})")}
     if ratios[cut - 1] >= 3.0:
-        out["sm_pace_spread_drifting"] = _entry(high, "1", method.format(f"upper ({len(high)})"), 4)
+        out["sm_pace_spread_drifting"] = entry(high, f"upper ({len(high)})")
     return out
