@@ -25,7 +25,7 @@ def patched(obj, name, value):
         setattr(obj, name, old)
 
 
-def _no_l2_model(trace, slots, l2_bytes, l2_partitions=1, hit_curve=()):
+def _no_l2_model(trace, slots, l2_bytes, l2_partitions=1, hit_curve=(), drift=0.0):
     """No L2 reuse: every global byte the ops issue comes from DRAM."""
     est = ORIG_MEMORY(trace, slots, l2_bytes, l2_partitions)
     est.dram_read = est.l2_read
@@ -82,32 +82,38 @@ def run(label, stack):
 
 def main() -> int:
     no_pipe = (model, "block_pipeline", lambda *a, **k: None)
+    no_spill = (model, "spill_memory", lambda trace, counts_, dev, occ, mem: mem)
+    no_clock = (devices, "load", _without("tensor_clock_hz"))
     print("| model | holdout time med | holdout time p90 | all time med | DRAM med | DRAM worst | Kendall tau per sweep |")
     print("|---|---|---|---|---|---|---|")
     run("roofline, datasheet peaks, no L2 reuse, no WS, no pipeline", [
-        (devices, "load", _datasheet_device), (memory, "estimate", _no_l2_model), (model, "occupancy", _no_ws), no_pipe])
+        (devices, "load", _datasheet_device), (memory, "estimate", _no_l2_model), (model, "occupancy", _no_ws), no_pipe,
+        no_spill])
     run("+ calibrated peaks (tileroof calibrate)", [
-        (memory, "estimate", _no_l2_model), (model, "occupancy", _no_ws), no_pipe])
-    run("+ L2 reuse (tiles shared by resident blocks, LRU across waves)", [(model, "occupancy", _no_ws), no_pipe])
-    run("+ warp-specialised occupancy (Hopper)", [no_pipe])
-    # session-2 mechanisms, each switched on in turn on top of the block pipeline
+        (memory, "estimate", _no_l2_model), (model, "occupancy", _no_ws), no_pipe, no_spill, no_clock])
+    run("+ L2 reuse (tiles shared by resident blocks, LRU across waves)", [(model, "occupancy", _no_ws), no_pipe,
+                                                                            no_spill, no_clock])
+    run("+ warp-specialised occupancy (Hopper)", [no_pipe, no_spill, no_clock])
+    # session-2 and -3 mechanisms, each switched on in turn on top of the block pipeline
     late = ["block_fixed_s", "accumulator_spill_factor", "wgmma_min_n", "loop_alu_factor", "reduce_latency_s",
-            "l2_hit_curve", "dram_stream"]
+            "l2_hit_curve", "dram_stream", "tensor_clock_hz"]
     base = [(memory, "dirty_at_end", lambda *a: 0.0), (counts, "accumulator_store_waste", lambda *a: 0),
             (model, "consumer_compute", _serial), (model, "buffer_hold", _whole_iteration),
-            (model, "occupancy", _launch_regs)]
+            (model, "occupancy", _launch_regs), no_spill]
     run("+ block pipeline (stages, latency, per-iteration cost)", base + [(devices, "load", _without(*late))])
     run("+ L2 write-back: writes still dirty in L2 at the end", base[1:] + [(devices, "load", _without(*late))])
     run("+ accumulator stores fill half sectors; measured per-block cost", base[2:] + [
         (devices, "load", _without(*late[1:]))])
     run("+ warpgroups overlap ALU with gemm; buffer held by its own gemm", base[4:] + [
         (devices, "load", _without(*late[1:]))])
-    run("+ consumer registers after setmaxnreg (240)", [(devices, "load", _without(*late[1:]))])
-    run("+ gemm accumulator larger than the registers: x4.64 (measured)", [(devices, "load", _without(*late[2:]))])
-    run("+ narrow wgmma (N < 48) at the N = 48 rate (measured)", [(devices, "load", _without(*late[3:]))])
-    run("+ loop ALU rate and row-reduction latency (measured)", [(devices, "load", _without(*late[5:]))])
-    run("+ measured L2 hit share against reuse distance (l2probe)", [(devices, "load", _without(*late[6:]))])
-    run("+ DRAM-fed tiles at the measured streaming pace (tile_stream)", [])
+    run("+ consumer registers after setmaxnreg (240)", [no_spill, (devices, "load", _without(*late[1:]))])
+    run("+ gemm accumulator larger than the registers: x4.64 (measured)", [no_spill, (devices, "load", _without(*late[2:]))])
+    run("+ narrow wgmma (N < 48) at the N = 48 rate (measured)", [no_spill, (devices, "load", _without(*late[3:]))])
+    run("+ loop ALU rate and row-reduction latency (measured)", [no_spill, (devices, "load", _without(*late[5:]))])
+    run("+ measured L2 hit share against reuse distance (l2probe)", [no_spill, (devices, "load", _without(*late[6:]))])
+    run("+ DRAM-fed tiles at the measured streaming pace (tile_stream)", [no_spill, (devices, "load", _without(*late[7:]))])
+    run("+ spilled accumulators move through L2 (local memory)", [(devices, "load", _without(*late[7:]))])
+    run("+ power-limited SM clock (cube law from the sustained-matmul clock)", [])
     return 0
 
 

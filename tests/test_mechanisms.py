@@ -219,3 +219,34 @@ def test_profile_stream_table_reproduces_from_the_recorded_run():
     rows = derive.stream_table_entry(run["results"]["tma_load_latency_us"], "x")["value"]
     dev = devices.load("h200")
     assert [(b, s, pytest.approx(ns * 1e-9)) for b, s, ns in rows] == list(dev.dram_stream)
+
+
+def test_power_limited_clock_by_hand():
+    """Cube law from the sustained-matmul point (activity 1 at 1481.25 MHz), capped at 1980 MHz."""
+    dev = devices.load("h200")
+    assert dev.tensor_clock_hz == pytest.approx(1481.25e6)
+    assert dev.clock_hz == pytest.approx(1980e6)
+    gap = model.TIMING_FLUSH_BYTES / dev.dram_bw + dev.launch_s
+    long = 1e9 * gap                                      # duty ~ 1
+    assert model.power_limited_clock(1.0, long, dev) == pytest.approx(1481.25e6, rel=1e-6)
+    assert model.power_limited_clock(0.5, long, dev) == pytest.approx(1481.25e6 * 2 ** (1 / 3), rel=1e-6)
+    assert model.power_limited_clock(1.0, gap, dev) == pytest.approx(1481.25e6 * 2 ** (1 / 3), rel=1e-9)  # duty 1/2
+    assert model.power_limited_clock(0.1, long, dev) == pytest.approx(1980e6)   # capped at the maximum clock
+
+
+def test_model_clock_tracks_the_nsight_clock():
+    """The model's power-limited clock against Nsight Compute's SM clock (gpc__cycles_elapsed per
+    second; single replay, clocks not locked) over every recorded kernel with tensor work: median
+    |error| 6.8 % when written (Nsight's replay has no flush gaps, so it is a loose check)."""
+    recs = score.load_records(score.DEFAULT_RESULTS)
+    errs = []
+    for name, rec in recs.items():
+        ncu = rec.get("ncu") or {}
+        if name not in CASES or not (rec.get("correct") or {}).get("ok") \
+                or "gpc__cycles_elapsed.avg.per_second" not in ncu:
+            continue
+        r = tileroof.analyze(CASES[name].kernel, device="h200", **(rec.get("params") or CASES[name].params))
+        if r.timing.sm_clock_hz and any(k.startswith("tensor") for k in r.timing.resource_s):
+            errs.append(abs(r.timing.sm_clock_hz / ncu["gpc__cycles_elapsed.avg.per_second"] - 1))
+    assert len(errs) > 100
+    assert statistics.median(errs) < 0.08

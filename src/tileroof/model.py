@@ -19,7 +19,7 @@ resource that set it.  Pure functions, no I/O.
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -73,6 +73,7 @@ class Timing:
     pipeline: dict = field(default_factory=dict)
     assumptions: list = field(default_factory=list)
     dram_if_drifting: float | None = None   # DRAM bytes if the blocks drift apart (see model.estimate)
+    sm_clock_hz: float | None = None        # power-limited SM clock the tensor work runs at (see power_limited_clock)
 
 
 # a table of atomics targets at most this large is "hot": its lines stay in L2 and updates to the
@@ -365,6 +366,59 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
                            f"setmaxnreg the producer has {PRODUCER_REGS} and each consumer thread "
                            f"{occ.consumer_regs_per_thread} registers")
 
+    timed = _timed(trace, counts, dev, occ, pipe, mem, assumptions)
+    # the SM clock is power-limited: the measured tensor rates hold at the clock of sustained
+    # matmuls (dev.tensor_clock_hz); a kernel that keeps its compute units less busy, or that runs
+    # with idle gaps between launches, draws less power and runs at a higher clock.  Only the tensor
+    # rates are re-scaled (the CUDA-core rates were measured at their own, unthrottled clock).
+    clock = 1.0
+    busy = sum(v for k, v in timed[2].items() if k.startswith(("tensor ", "cuda ", "sfu")))
+    if dev.tensor_clock_hz and dev.clock_hz > dev.tensor_clock_hz and any(k.startswith("tensor ") for k in timed[2]):
+        for _ in range(6):
+            f = power_limited_clock(busy / timed[0], timed[0], dev)
+            if abs(f / dev.tensor_clock_hz - clock) < 1e-3:
+                break
+            clock = f / dev.tensor_clock_hz
+            fast = replace(dev, tensor_peak={k: v * clock for k, v in dev.tensor_peak.items()})
+            pipe = block_pipeline(trace, counts, fast, occ, tile_mem)
+            timed = _timed(trace, counts, fast, occ, pipe, mem, [])
+        assumptions.append(f"power-limited SM clock {clock * dev.tensor_clock_hz / 1e6:.0f} MHz (tensor rates measured "
+                           f"at {dev.tensor_clock_hz / 1e6:.0f} MHz), for do_bench-style timing with an L2 flush "
+                           "between launches")
+    time_s, bound, res, imbalance, pipe_info = timed
+    if clock > 1.0 and pipe_info:
+        pipe_info["sm_clock_hz"] = clock * dev.tensor_clock_hz
+    util = {k: (v / time_s if time_s else 0.0) for k, v in res.items()}
+    return Timing(time_s, bound, res, util, nblocks / slots, slots, imbalance, dev.launch_s,
+                  pipe_info.get("prologue_epilogue_s", 0.0), occ, mem, pipe_info, assumptions, dram_if_drifting,
+                  clock * dev.tensor_clock_hz if dev.tensor_clock_hz else None)
+
+
+# Predictions are for do_bench-style timing (tileroof.gpu.timing, triton.testing.do_bench): before
+# every launch a 256 MiB buffer is zeroed to flush the L2 -- a gap in which the SMs idle.
+TIMING_FLUSH_BYTES = 256 << 20
+
+
+def power_limited_clock(busy_share: float, time_s: float, dev: Device) -> float:
+    """SM clock of a kernel whose compute (tensor at the measured rates, CUDA cores and SFU at
+    peak) takes `busy_share` of its `time_s`.  Dynamic power ~ activity x f^3 (voltage follows
+    frequency): the sustained matmul that measured the tensor rates (activity 1, no gaps) sits at
+    the power limit at dev.tensor_clock_hz, so a kernel busy `busy_share` of its time and `duty` of
+    the time between launches (the L2 flush, at DRAM bandwidth, and the launch overhead between)
+    reaches the same power at tensor_clock x (busy_share x duty)^(-1/3), at most dev.clock_hz.
+    Seen by Nsight Compute on the H200: 1490-1580 MHz for two-warpgroup GEMMs, 1740-1800 MHz for
+    one-warpgroup GEMMs and attention, 1940-1980 MHz without tensor work."""
+    gap = TIMING_FLUSH_BYTES / dev.dram_bw + dev.launch_s if dev.dram_bw else 0.0
+    duty = time_s / (time_s + gap) if time_s > 0 else 1.0
+    activity = min(max(busy_share * duty, 1e-6), 1.0)
+    return min(dev.clock_hz, dev.tensor_clock_hz * activity ** (-1.0 / 3.0))
+
+
+def _timed(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, pipe, mem, assumptions: list):
+    """Resource times, the block schedule and the bound of one launch: (time_s, bound, res,
+    imbalance, pipe_info)."""
+    slots = occ.blocks_per_sm * dev.sm_count
+    nblocks = max(trace.num_blocks, 1)
     res: dict[str, float] = {}
     for (unit, dtype), n in counts.flops.items():
         if not n:
@@ -432,9 +486,7 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
         t_body = res_body.get(bound, 0.0)
     launch = dev.launch_s
     time_s = t_body + launch
-    util = {k: (v / time_s if time_s else 0.0) for k, v in res.items()}
-    return Timing(time_s, bound, res, util, nblocks / slots, slots, imbalance, launch,
-                  pipe_info.get("prologue_epilogue_s", 0.0), occ, mem, pipe_info, assumptions, dram_if_drifting)
+    return time_s, bound, res, imbalance, pipe_info
 
 
 def sequence(timings: list) -> Timing:
@@ -457,4 +509,5 @@ def sequence(timings: list) -> Timing:
     assumptions += list(dict.fromkeys(a for t in timings for a in t.assumptions))
     return Timing(time_s, main.bound, res, {k: (v / time_s if time_s else 0.0) for k, v in res.items()},
                   sum(t.waves for t in timings), main.slots, main.imbalance, sum(t.launch_s for t in timings),
-                  sum(t.fill_s for t in timings), main.occupancy, mem, main.pipeline, assumptions, dram_if_drifting)
+                  sum(t.fill_s for t in timings), main.occupancy, mem, main.pipeline, assumptions, dram_if_drifting,
+                  main.sm_clock_hz)

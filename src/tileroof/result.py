@@ -103,6 +103,7 @@ class Result:
             "dram_write_bytes": t.memory.dram_write,
             "l2_bytes": t.memory.l2_read + t.memory.l2_write,
             "dram_bytes_if_drifting": t.dram_if_drifting,
+            "sm_clock_hz": t.sm_clock_hz,
             "estimated_time": t.time_s,
             "bound": t.bound,
             "resource_time": dict(t.resource_s),

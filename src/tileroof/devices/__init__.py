@@ -36,6 +36,7 @@ _SPECS = {
     "shared_mem_bandwidth_gbps": ("smem_bw", 1e9),
     "sfu_ops_per_clk_per_sm": ("sfu_per_clk", 1),
     "launch_overhead_us": ("launch_s", 1e-6),
+    "sm_clock_mhz": ("tensor_clock_hz", 1e6),
     "block_fixed_us": ("block_fixed_s", 1e-6),
     "wgmma_min_n": ("wgmma_min_n", 1),
     "wgmma_accumulator_spill_factor": ("accumulator_spill_factor", 1),
@@ -79,6 +80,7 @@ class Device:
     max_threads_per_block: int = 1024
     max_regs_per_thread: int = 255
     launch_s: float = 0.0
+    tensor_clock_hz: float = 0.0          # SM clock at which the measured tensor rates hold (sustained matmul)
     block_fixed_s: float = 0.0            # fixed cost of one pipelined block besides its iterations
     l2_hit_curve: tuple = ()              # ((reuse distance bytes, share of re-reads that hit), ...) measured
     dram_stream: tuple = ()               # ((tile bytes, stages, seconds per iteration), ...) measured
