@@ -127,6 +127,7 @@ __device__ __forceinline__ long long tr_globaltimer() {
   unsigned long long t; asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); return (long long)t; }
 __device__ __forceinline__ long long tr_smid() {
   unsigned int r; asm volatile("mov.u32 %0, %%smid;" : "=r"(r)); return (long long)r; }
+__device__ __forceinline__ long long tr_clock() { return (long long)clock64(); }
 """
 
 
@@ -135,12 +136,13 @@ def timed_matmul(M, N, K, block_M, block_N, block_K, num_stages, threads, dtype=
                  panel_size=10):
     """The corpus GEMM (NN, fp32 accumulator) that also records, per block, the GPU timer when
     its thread 0 starts and after its epilogue, and its SM: Times[block, :] = (start ns, end ns,
-    smid), block = by * gridDim.x + bx (after T.use_swizzle's remapping when swizzled)."""
+    smid, SM cycles at start, SM cycles at end), block = by * gridDim.x + bx (after T.use_swizzle's
+    remapping when swizzled); cycles over nanoseconds is the SM clock the block ran at."""
     gx, gy = (N + block_N - 1) // block_N, (M + block_M - 1) // block_M
 
     @T.prim_func
     def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype),
-             Times: T.Tensor((gx * gy, 3), "int64")):
+             Times: T.Tensor((gx * gy, 5), "int64")):
         with T.Kernel(gx, gy, threads=threads) as (bx, by):
             T.import_source(TIMER_SOURCE)
             tx = T.get_thread_binding()
@@ -150,6 +152,7 @@ def timed_matmul(M, N, K, block_M, block_N, block_K, num_stages, threads, dtype=
             T.use_swizzle(panel_size=panel_size, enable=swizzle)
             if tx == 0:
                 Times[by * gx + bx, 0] = T.call_extern("int64", "tr_globaltimer")
+                Times[by * gx + bx, 3] = T.call_extern("int64", "tr_clock")
             T.clear(C_local)
             for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
                 T.copy(A[by * block_M, k * block_K], A_shared)
@@ -159,5 +162,6 @@ def timed_matmul(M, N, K, block_M, block_N, block_K, num_stages, threads, dtype=
             if tx == 0:
                 Times[by * gx + bx, 1] = T.call_extern("int64", "tr_globaltimer")
                 Times[by * gx + bx, 2] = T.call_extern("int64", "tr_smid")
+                Times[by * gx + bx, 4] = T.call_extern("int64", "tr_clock")
 
     return main
