@@ -696,6 +696,20 @@ _ROWSUM_CONFIGS = [  # fp16 32768 x 8192 -> fp32: (block_M, block_N, stages, thr
 ]
 
 
+# Session 3, last: written after every model change of the session (spill traffic, drift
+# estimate, power-limited clock), predicted (predictions-*.json) and only then measured.
+_GEMM_TALL_CONFIGS = [  # bf16 NN, M=16384 N=2048 K=4096: (block_M, block_N, block_K, stages, threads, swizzle)
+    (128, 128, 64, 3, 128, True), (128, 128, 64, 4, 128, False), (128, 256, 64, 3, 256, True),
+    (256, 128, 64, 3, 256, True), (64, 256, 64, 3, 128, True), (128, 64, 64, 4, 128, True),
+    (64, 128, 64, 4, 128, False), (128, 128, 32, 4, 128, True), (128, 256, 32, 4, 256, False),
+    (64, 64, 64, 4, 128, True),
+]
+_FA_BF16_CONFIGS = [  # B=2 H=16 S=4096 D=128 bf16, not causal: (block_M, block_N, stages, threads)
+    (64, 64, 2, 128), (64, 128, 2, 128), (128, 64, 2, 256), (128, 128, 2, 256),
+    (128, 128, 1, 256), (128, 64, 1, 128), (64, 32, 2, 128), (128, 32, 2, 256),
+]
+
+
 def _rowsum_case(name, p, sweep):
     M, N, bm, bn = p["M"], p["N"], p["block_M"], p["block_N"]
     return Case(name, row_reduce, p, _row_inputs, _ref_rowsum,
@@ -759,6 +773,14 @@ def sweeps():
         name = f"sweep_gemv_bm{bM}_bk{bK}_s{s}_t{t}"
         out.append(_gemv_case(name, dict(M=32768, K=8192, block_M=bM, block_K=bK, num_stages=s, threads=t,
                                          dtype="float16"), "gemv_fp16"))
+    for bm, bn, bk, s, t, sw in _GEMM_TALL_CONFIGS:
+        name = f"sweep_gemmtall_bm{bm}_bn{bn}_bk{bk}_s{s}_t{t}_sw{int(sw)}"
+        out.append(_mm_case(name, _mm_params(16384, 2048, 4096, bm, bn, bk, s, t, "bfloat16", "bfloat16", swizzle=sw),
+                            rtol=2e-2, sweep="gemm_tall_bf16", note="M=16384 N=2048 K=4096 bf16 NN"))
+    for bM, bN, s, t in _FA_BF16_CONFIGS:
+        name = f"sweep_fabf16_bm{bM}_bn{bN}_s{s}_t{t}"
+        out.append(_fa_case(name, _fa_params(2, 16, 4096, 128, False, bM, bN, s, t, dtype="bfloat16"),
+                            rtol=2e-2, sweep="fa_bf16", note="B=2 H=16 S=4096 D=128 bf16"))
     names: dict = {}
     for c in out:                      # each sweep's configs, in the order written above
         names.setdefault(c.sweep, []).append(c.name)
