@@ -7,7 +7,10 @@ per group, not once per block.  Between groups, a tile survives in L2 with the s
 measured hit curve gives for the distinct bytes streamed in the meantime (or while they fit one
 partition, without a curve).  Writes still dirty in L2 when the kernel ends are not DRAM traffic
 of the kernel.  Every global buffer costs at least its unique
-footprint (each byte read once) and at most what the ops issue.
+footprint (each byte read once) and at most what the ops issue.  Blocks sharing a tile inside a
+wave reach it at different times when the SMs' paces differ (drift_misses: the gap grows with
+the waves, and re-fetches shorten the L2 window further); register spills add their
+local-memory traffic (local_spill).
 
 Pure functions over the trace, counts and device; no I/O, no TVM.
 """

@@ -14,7 +14,11 @@ Two levels:
    causal imbalance come out of that schedule.  Every constant is a device field (measured by
    calibrate) or a [fitted] value of the device profile.
 The estimate is the larger of the two levels plus the launch overhead; the bound names the
-resource that set it.  Pure functions, no I/O.
+resource that set it.  The tensor work runs at a power-limited SM clock (power_limited_clock:
+the measured rates hold at the sustained-matmul clock; less busy kernels, and the idle L2 flush
+between do_bench launches, let the clock rise), solved with the time as a fixed point.  Gemm
+accumulators that do not fit the registers add their local-memory traffic (spill_memory).
+Pure functions, no I/O.
 """
 from __future__ import annotations
 
