@@ -226,6 +226,17 @@ def loop_iterations(loop_ops) -> np.ndarray:
     return driver.per_block.astype(np.float64) / driver.attrs.get("simt_threads", 1.0)
 
 
+def pipelined_loop(trace: KernelTrace, counts: Counts):
+    """(the T.Pipelined loop's (record, counts) pairs, trip count per block, total trips), or
+    None for a kernel without one (or whose loop never runs)."""
+    loop_ops = [(rec, oc) for rec, oc in zip(trace.ops, counts.ops) if rec.pipeline]
+    if not loop_ops:
+        return None
+    iters = loop_iterations(loop_ops)
+    total_iters = float(iters.sum())
+    return (loop_ops, iters, total_iters) if total_iters > 0 else None
+
+
 def spilled_accumulators(loop_ops, occ: Occupancy) -> list:
     """The loop's gemms whose accumulator alone (one register per element of a consumer thread's
     share, plus the thread's base registers) does not fit the registers a consumer thread has."""
@@ -241,14 +252,11 @@ def spill_memory(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy
                  mem: memory.MemoryEstimate) -> memory.MemoryEstimate:
     """`mem` plus the local-memory traffic of spilled gemm accumulators (stored and reloaded whole
     every iteration), through L2 and, for the share the hit curve loses, DRAM."""
-    loop_ops = [(rec, oc) for rec, oc in zip(trace.ops, counts.ops) if rec.pipeline]
-    spilled = spilled_accumulators(loop_ops, occ) if loop_ops else []
+    loop = pipelined_loop(trace, counts)
+    spilled = spilled_accumulators(loop[0], occ) if loop else []
     if not spilled:
         return mem
-    iters = loop_iterations(loop_ops)
-    total_iters = float(iters.sum())
-    if total_iters <= 0:
-        return mem
+    loop_ops, iters, total_iters = loop
     per_iter = sum(rec.attrs["m"] * rec.attrs["n"] * dtype_bytes(rec.attrs["c_dtype"]) for rec in spilled)
     resident = min(occ.blocks_per_sm * dev.sm_count, max(trace.num_blocks, 1))
     return memory.local_spill(mem, per_iter, total_iters, resident, dev.l2_bytes, dev.l2_partitions, dev.l2_hit_curve)
@@ -256,13 +264,10 @@ def spill_memory(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy
 
 def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, mem=None):
     """Per-block times for a kernel whose main loop is T.Pipelined, or None."""
-    loop_ops = [(rec, oc) for rec, oc in zip(trace.ops, counts.ops) if rec.pipeline]
-    if not loop_ops:
+    loop = pipelined_loop(trace, counts)
+    if loop is None:
         return None
-    iters = loop_iterations(loop_ops)
-    total_iters = float(iters.sum())
-    if total_iters <= 0:
-        return None
+    loop_ops, iters, total_iters = loop
     c = dev.fitted
     # one consumer warpgroup issuing wgmma cannot keep the tensor cores busy alone (Hopper)
     one_wg = occ.consumer_warpgroups < 2 and dev.tensor_instruction == "wgmma"
