@@ -125,11 +125,11 @@ def local_spill(mem: MemoryEstimate, bytes_per_iteration: float, block_iteration
     registers; Nsight Compute on the spilling 128x256 one-warpgroup GEMMs: 0.77-1.05 of the
     accumulator written to L2 every iteration at block_K 32-128).  The spilled lines are the hot
     set: all resident blocks re-touch theirs every iteration, and the tiles streaming past do not
-    push them out (Nsight Compute: the same ~5 % of the spill traffic reaches DRAM at block_K 32, 64
-    and 128, although the tile bytes between two uses of a line grow 4x; an LRU over both would
-    lose 3-34 %).  So the reuse distance is the resident blocks' spill footprint,
-    resident_blocks x bytes_per_iteration, and the hit curve gives the share that survives (1.4 %
-    lost for 132 x 128 KiB on the H200: an under-estimate of the measured 5 %).  A miss is a dirty
+    push them out (Nsight Compute: 3.3, 4.8 and 6.8 % of the spill traffic reaches DRAM at block_K
+    32, 64 and 128, although the tile bytes between two uses of a line grow 4x; an LRU over both
+    would lose 3-34 %).  So the reuse distance is the resident blocks' spill footprint,
+    resident_blocks x bytes_per_iteration, and the hit curve gives the share that survives (1.3 %
+    lost for 132 x 128 KiB on the H200: an under-estimate of the measured 3-7 %).  A miss is a dirty
     line written back and read again: one DRAM read and one write."""
     if bytes_per_iteration <= 0 or block_iterations <= 0:
         return mem
@@ -154,9 +154,9 @@ def drift_misses(followers: list, working_set, slots: int, drift: float, capacit
     reach it at different times.
 
     Identical blocks do not run at the same pace: the SMs differ (tileroof.gpu.timeline on the
-    H200: the per-SM mean block time has a relative spread `drift` of 7.7 % in an L2-bound GEMM
-    loop, 0.1-0.9 % when tensor or latency bound), so blocks started in launch order drift apart
-    wave after wave.  Measured, the start-time gap of two sharers `gap` launches apart has a median
+    H200: the per-SM mean block time has a relative spread `drift` of 7.7-8.3 % in the unswizzled
+    64x256 GEMMs seen to drift, 0.03-2 % in 16 other GEMMs), so blocks started in launch order
+    drift apart wave after wave.  Measured, the start-time gap of two sharers `gap` launches apart has a median
     of gap/slots x drift x (w + 1/2) block times in wave w, spread like |normal| (p90 / median
     1.5-2.5).  While the sharers are that far apart, L2 takes in the wave's distinct bytes plus the
     re-fetches themselves (`working_set[w]` + misses per block time), so the reuse distance is
@@ -292,7 +292,7 @@ def estimate(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: int
         else:
             # LRU at wave granularity: a tile used again in wave w after wave w' hits in L2 when the
             # distinct bytes touched by waves w'+1..w fit in the cache
-            key, wave, b, block_keys, block_bytes = pairs
+            key, wave, b = pairs[:3]
             order_kw = np.lexsort((wave, key))
             key, wave, b = key[order_kw], wave[order_kw], b[order_kw]
             prev = np.full(key.size, -1)
