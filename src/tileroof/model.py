@@ -77,7 +77,7 @@ class Timing:
     pipeline: dict = field(default_factory=dict)
     assumptions: list = field(default_factory=list)
     dram_if_drifting: float | None = None   # DRAM bytes if the blocks drift apart (see model.estimate)
-    sm_clock_hz: float | None = None        # power-limited SM clock the tensor work runs at (see power_limited_clock)
+    sm_clock_hz: float | None = None        # power-limited SM clock the tensor work runs at (None: no tensor work)
 
 
 # a table of atomics targets at most this large is "hot": its lines stay in L2 and updates to the
@@ -382,7 +382,8 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
     # rates are re-scaled (the CUDA-core rates were measured at their own, unthrottled clock).
     clock = 1.0
     busy = sum(v for k, v in timed[2].items() if k.startswith(("tensor ", "cuda ", "sfu")))
-    if dev.tensor_clock_hz and dev.clock_hz > dev.tensor_clock_hz and any(k.startswith("tensor ") for k in timed[2]):
+    clocked = bool(dev.tensor_clock_hz) and any(k.startswith("tensor ") for k in timed[2])
+    if clocked and dev.clock_hz > dev.tensor_clock_hz:
         for _ in range(6):
             f = power_limited_clock(busy / timed[0], timed[0], dev)
             if abs(f / dev.tensor_clock_hz - clock) < 1e-3:
@@ -400,7 +401,7 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
     util = {k: (v / time_s if time_s else 0.0) for k, v in res.items()}
     return Timing(time_s, bound, res, util, nblocks / slots, slots, imbalance, dev.launch_s,
                   pipe_info.get("prologue_epilogue_s", 0.0), occ, mem, pipe_info, assumptions, dram_if_drifting,
-                  clock * dev.tensor_clock_hz if dev.tensor_clock_hz else None)
+                  clock * dev.tensor_clock_hz if clocked else None)
 
 
 # Predictions are for do_bench-style timing (tileroof.gpu.timing, triton.testing.do_bench): before
