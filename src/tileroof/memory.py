@@ -172,20 +172,20 @@ def drift_misses(followers: list, working_set, slots: int, drift: float, capacit
     q = np.sqrt(2.0) * _erfinv(np.arange(0.05, 1.0, 0.1)) / 0.6745
     # no sharer can miss when even the longest distance (no re-fetches yet) is one the cache holds
     # whole (the feedback only starts from misses)
+    # each follower's median gap to its sharer, in block times
+    gaps = {i: f[1] / slots * np.minimum(drift * (f[0] + 0.5), 1.0)
+            for i, f in enumerate(followers) if f is not None and f[0].size}
     sure_hit = hit_curve[0][0] if hit_curve else capacity
-    longest = max(float((f[1] / slots * np.minimum(drift * (f[0] + 0.5), 1.0) * working_set[f[0]]).max())
-                  for f in followers if f is not None and f[0].size)
+    longest = max(float((g * working_set[followers[i][0]]).max()) for i, g in gaps.items())
     if longest * q[-1] <= sure_hit:
         return out
     extra = np.zeros_like(working_set)
     for _ in range(30):
         rate = working_set + extra                     # bytes L2 takes in per block time, by wave
         new = np.zeros_like(working_set)
-        for i, f in enumerate(followers):
-            if f is None or not f[0].size:
-                continue
-            wf, gap, b = f
-            median = gap / slots * np.minimum(drift * (wf + 0.5), 1.0) * rate[wf]
+        for i, g in gaps.items():
+            wf, _, b = followers[i]
+            median = g * rate[wf]
             miss = np.mean([1.0 - reuse_hit_share(median * k, capacity, hit_curve) for k in q], axis=0)
             out[i] = float((b * miss).sum())
             np.add.at(new, wf, b * miss)

@@ -28,8 +28,9 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from . import memory
-from .counts import CUDA, SFU, TENSOR, Counts, normalize_dtype
+from .counts import CUDA, SFU, TENSOR, Counts
 from .devices import Device
+from .gpu.timing import FLUSH_BYTES
 from .trace import GLOBAL, SHARED, KernelTrace, dtype_bytes
 
 # registers a thread needs besides its share of the fragments (addresses, loop state, pipeline)
@@ -405,8 +406,9 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
 
 
 # Predictions are for do_bench-style timing (tileroof.gpu.timing, triton.testing.do_bench): before
-# every launch a 256 MiB buffer is zeroed to flush the L2 -- a gap in which the SMs idle.
-TIMING_FLUSH_BYTES = 256 << 20
+# every launch the harness's flush buffer (256 MiB) is zeroed to flush the L2 -- a gap in which the
+# SMs idle.  (tileroof.gpu.timing imports nothing GPU-side at import time.)
+TIMING_FLUSH_BYTES = FLUSH_BYTES
 
 
 def power_limited_clock(busy_share: float, time_s: float, dev: Device) -> float:

@@ -122,19 +122,24 @@ def stream_table_entry(res: dict, where: str) -> dict:
 PACE_MIN_KERNEL_NS = 400_000     # shorter runs: per-SM means over too few blocks, launch skew dominates
 
 
+def sm_pace(start_ns, end_ns, smid) -> dict:
+    """How evenly the SMs ran identical blocks: the mean block time of each SM, and the relative
+    std and range of those means."""
+    per_sm: dict = {}
+    for s, e, sm in zip(start_ns, end_ns, smid):
+        per_sm.setdefault(sm, []).append(e - s)
+    means = [statistics.fmean(v) for v in per_sm.values()]
+    mean = statistics.fmean(means)
+    return {"std_over_mean": statistics.pstdev(means) / mean, "range_over_mean": (max(means) - min(means)) / mean,
+            "sms": len(means)}
+
+
 def pace_spreads(doc: dict) -> list:
     """(config, relative std of the SMs' mean block time) for every kernel of a timeline run
     (tileroof.gpu.timeline) that ran at least PACE_MIN_KERNEL_NS, from its per-block records."""
-    out = []
-    for r in doc.get("results", []):
-        if "start_ns" not in r or max(r["end_ns"]) - min(r["start_ns"]) < PACE_MIN_KERNEL_NS:
-            continue
-        per_sm: dict = {}
-        for s, e, sm in zip(r["start_ns"], r["end_ns"], r["smid"]):
-            per_sm.setdefault(sm, []).append(e - s)
-        means = [statistics.fmean(v) for v in per_sm.values()]
-        out.append((r["params"], statistics.pstdev(means) / statistics.fmean(means)))
-    return out
+    return [(r["params"], sm_pace(r["start_ns"], r["end_ns"], r["smid"])["std_over_mean"])
+            for r in doc.get("results", [])
+            if "start_ns" in r and max(r["end_ns"]) - min(r["start_ns"]) >= PACE_MIN_KERNEL_NS]
 
 
 def pace_entries(docs: list, where: str) -> dict:

@@ -77,6 +77,8 @@ def main(argv=None) -> int:
     import torch
 
     from .provenance import base_provenance, query_smi, utc_stamp
+    from .derive import sm_pace
+    from .timing import flush_buffer
     from .tl_kernels import timed_matmul
     prov = base_provenance("timeline", touch_gpu=True)
     t0 = time.time()
@@ -85,7 +87,7 @@ def main(argv=None) -> int:
                    swizzle=bool(c[8]) if len(c) > 8 else False)
               for c in {1: CONFIGS, 2: CONFIGS_2, 3: CONFIGS_3, 4: CONFIGS_4}[a.set]]
     kernels = timed_matmul.par_compile(params, num_workers=16, ignore_error=True)
-    flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+    flush = flush_buffer()
     results = []
     for p, k in zip(params, kernels):
         if k is None:
@@ -112,9 +114,7 @@ def main(argv=None) -> int:
             torch.cuda.synchronize()
             k(A, B, C, times)
             torch.cuda.synchronize()
-            t = times.cpu()
-            t0k = int(t[:, 0].min())
-            runs.append(t)
+            runs.append(times.cpu())
         ok = bool(torch.allclose(C[:64, :64].float(), (A[:64].float() @ B[:, :64].float()), rtol=2e-2, atol=1e-1))
         last = runs[-1]
         start = [int(x) - int(last[:, 0].min()) for x in last[:, 0]]
@@ -131,12 +131,7 @@ def main(argv=None) -> int:
         slots = peak
         summ = [summarise([int(x) - int(r[:, 0].min()) for x in r[:, 0]], [int(x) - int(r[:, 0].min()) for x in r[:, 1]],
                           gx, slots) for r in runs]
-        per_sm: dict = {}
-        for st, en, sid in zip(start, end, smid):
-            per_sm.setdefault(sid, []).append(en - st)
-        means = [statistics.fmean(v) for v in per_sm.values()]
-        pace = {"std_over_mean": statistics.pstdev(means) / statistics.fmean(means),
-                "range_over_mean": (max(means) - min(means)) / statistics.fmean(means), "sms": len(means)}
+        pace = sm_pace(start, end, smid)
         results.append({"params": p, "grid": [gx, gy], "correct_corner": ok, "resident_blocks": slots, "sm_pace": pace,
                         "sm_clock_hz_median": statistics.median(clock_hz) if clock_hz else None,
                         "summary_per_run": summ, "start_ns": start, "end_ns": end, "smid": smid})
