@@ -607,6 +607,20 @@ def _compiled(jit_fn, cfgs: list) -> tuple:
     return _COMPILED[key]
 
 
+def _timed_configs(cfgs: list, kernels: list, ctx: Ctx, make_args) -> list:
+    """Each config with the event-timing stats of its compiled kernel (called with
+    make_args(params)), or with an error where it did not compile."""
+    rows = []
+    for c, k in zip(cfgs, kernels):
+        if k is None:
+            rows.append({**c, "error": "compile failed"})
+            continue
+        args = make_args(c["params"])
+        rows.append({**c, "stats": events(lambda k=k, args=args: k(*args), max(10, ctx.runs // 3))})
+        del args
+    return rows
+
+
 def _tma_configs(ctx: Ctx, iters: int) -> list:
     out = []
     for rows, cols in TMA_TILES:
@@ -632,21 +646,16 @@ def tma_pipeline(ctx: Ctx, iters: int = 1000) -> dict:
     from .tl_kernels import tile_stream
     cfgs = _tma_configs(ctx, iters)
     kernels, compile_s = _compiled(tile_stream, cfgs)
-    rows_out = []
-    for c, k in zip(cfgs, kernels):
-        p = c["params"]
-        if k is None:
-            rows_out.append({**c, "error": "compile failed"})
-            continue
-        a = torch.randn((p["n_tiles"] // 4 * p["rows"], 4 * p["cols"]), dtype=torch.float16, device="cuda")
-        out = torch.empty((p["grid"], p["cols"]), dtype=torch.float32, device="cuda")
-        fn = lambda k=k, a=a, out=out: k(a, out)  # noqa: E731
-        st = events(fn, max(10, ctx.runs // 3))
-        tile = p["rows"] * p["cols"] * 2
-        per_iter = st["median_s"] / p["iters"]
-        rows_out.append({**c, "tile_bytes": tile, "stats": st, "per_iter_s": per_iter,
-                         "per_sm_gbps": tile / per_iter / 1e9, "total_gbps": tile * p["grid"] / per_iter / 1e9})
-        del a, out
+    rows_out = _timed_configs(cfgs, kernels, ctx, lambda p: (
+        torch.randn((p["n_tiles"] // 4 * p["rows"], 4 * p["cols"]), dtype=torch.float16, device="cuda"),
+        torch.empty((p["grid"], p["cols"]), dtype=torch.float32, device="cuda")))
+    for r in rows_out:
+        if "stats" in r:
+            p = r["params"]
+            tile = p["rows"] * p["cols"] * 2
+            per_iter = r["stats"]["median_s"] / p["iters"]
+            r.update({"tile_bytes": tile, "per_iter_s": per_iter, "per_sm_gbps": tile / per_iter / 1e9,
+                      "total_gbps": tile * p["grid"] / per_iter / 1e9})
     one = [r for r in rows_out if r.get("per_iter_s") and r["where"] == "l2" and r["params"]["num_stages"] == 1]
     value = slope = None
     if len(one) >= 2:
@@ -695,17 +704,12 @@ def block_overhead(ctx: Ctx) -> dict:
     from .tl_kernels import block_stream
     cfgs = _block_configs(ctx)
     kernels, compile_s = _compiled(block_stream, cfgs)
-    rows_out = []
-    for c, k in zip(cfgs, kernels):
-        p = c["params"]
-        if k is None:
-            rows_out.append({**c, "error": "compile failed"})
-            continue
-        a = torch.randn((p["n_tiles"] // 4 * p["rows"], 4 * p["cols"]), dtype=torch.float16, device="cuda")
-        out = torch.empty((p["grid"] * p["rows"], p["cols"]), dtype=torch.float16, device="cuda")
-        st = events(lambda k=k, a=a, out=out: k(a, out), max(10, ctx.runs // 3))
-        rows_out.append({**c, "stats": st, "per_round_s": st["median_s"] / BLOCK_ROUNDS})
-        del a, out
+    rows_out = _timed_configs(cfgs, kernels, ctx, lambda p: (
+        torch.randn((p["n_tiles"] // 4 * p["rows"], 4 * p["cols"]), dtype=torch.float16, device="cuda"),
+        torch.empty((p["grid"] * p["rows"], p["cols"]), dtype=torch.float16, device="cuda")))
+    for r in rows_out:
+        if "stats" in r:
+            r["per_round_s"] = r["stats"]["median_s"] / BLOCK_ROUNDS
     fits = {}
     for where in ("l2", "dram"):
         for stages in (2, 3):
@@ -752,22 +756,18 @@ def gemm_issue(ctx: Ctx) -> dict:
     from .tl_kernels import gemm_loop
     cfgs = _gemm_configs(ctx)
     kernels, compile_s = _compiled(gemm_loop, cfgs)
-    rows_out, value = [], None
-    for c, k in zip(cfgs, kernels):
-        p = c["params"]
-        if k is None:
-            rows_out.append({**c, "error": "compile failed"})
-            continue
-        a = torch.randn((p["M"], p["K"]), dtype=torch.float16, device="cuda")
-        b = torch.randn((p["N"], p["K"]), dtype=torch.float16, device="cuda")
-        out = torch.empty((p["grid"] * p["M"], p["N"]), dtype=torch.float32, device="cuda")
-        st = events(lambda k=k, a=a, b=b, out=out: k(a, b, out), max(10, ctx.runs // 3))
-        per_call = st["median_s"] / p["iters"]
-        flops = 2 * p["M"] * p["N"] * p["K"]
-        tflops = flops * p["grid"] / per_call / 1e12
-        rows_out.append({**c, "stats": st, "per_call_s": per_call, "tflops": tflops})
-        if c["shape"] == [128, 256, 64] and c["threads"] == 256:
-            value = tflops
+    rows_out = _timed_configs(cfgs, kernels, ctx, lambda p: (
+        torch.randn((p["M"], p["K"]), dtype=torch.float16, device="cuda"),
+        torch.randn((p["N"], p["K"]), dtype=torch.float16, device="cuda"),
+        torch.empty((p["grid"] * p["M"], p["N"]), dtype=torch.float32, device="cuda")))
+    value = None
+    for r in rows_out:
+        if "stats" in r:
+            p = r["params"]
+            r["per_call_s"] = r["stats"]["median_s"] / p["iters"]
+            r["tflops"] = 2 * p["M"] * p["N"] * p["K"] * p["grid"] / r["per_call_s"] / 1e12
+            if r["shape"] == [128, 256, 64] and r["threads"] == 256:
+                value = r["tflops"]
     return {"value": value, "unit": "TFLOP/s", "configs": rows_out, "compile_s": compile_s,
             "method": f"TileLang gemm_loop (tileroof.gpu.tl_kernels): {ctx.sm_count} or 2x{ctx.sm_count} blocks, each "
                       "calls T.gemm(A_s, B_s^T, C) on fp16 operands already in shared memory, fp32 accumulate, "
@@ -794,17 +794,13 @@ def reduce_latency(ctx: Ctx, iters: int = 4000) -> dict:
             cfgs.append({"shape": [m, n], "threads": thr, "blocks_per_sm": per_sm,
                          "params": dict(M=m, N=n, threads=thr, iters=iters, grid=ctx.sm_count * per_sm)})
     kernels, compile_s = _compiled(reduce_chain, cfgs)
-    rows_out, value = [], None
-    for c, k in zip(cfgs, kernels):
-        p = c["params"]
-        if k is None:
-            rows_out.append({**c, "error": "compile failed"})
-            continue
-        a = torch.randn((p["M"], 64), dtype=torch.float16, device="cuda")
-        b = torch.randn((p["N"], 64), dtype=torch.float16, device="cuda")
-        out = torch.empty((p["grid"] * p["M"], p["N"]), dtype=torch.float32, device="cuda")
-        st = events(lambda k=k, a=a, b=b, out=out: k(a, b, out), max(10, ctx.runs // 3))
-        rows_out.append({**c, "stats": st, "per_iter_s": st["median_s"] / p["iters"]})
+    rows_out = _timed_configs(cfgs, kernels, ctx, lambda p: (
+        torch.randn((p["M"], 64), dtype=torch.float16, device="cuda"),
+        torch.randn((p["N"], 64), dtype=torch.float16, device="cuda"),
+        torch.empty((p["grid"] * p["M"], p["N"]), dtype=torch.float32, device="cuda")))
+    for r in rows_out:
+        if "stats" in r:
+            r["per_iter_s"] = r["stats"]["median_s"] / r["params"]["iters"]
     ref = next((r["per_iter_s"] for r in rows_out if r.get("per_iter_s") and r["shape"] == [64, 64]
                 and r["threads"] == 128 and r["blocks_per_sm"] == 1), None)
     return {"value": None if ref is None else ref * 1e6, "unit": "us", "configs": rows_out, "compile_s": compile_s,
