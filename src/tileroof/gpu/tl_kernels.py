@@ -7,6 +7,7 @@ consumer; A is 4 tiles wide so a tile is a strided box, as a GEMM operand tile i
 consumer reads one row of each tile (so the load is needed) and does nothing else: the time per
 iteration is the memory pipeline alone (load latency, transfer, stages in flight).  Block b reads
 tiles (b * stride + k) mod n_tiles of A, so a small A stays in L2 and a large one streams from DRAM.
+With `group` > 1, blocks (b + offset) // group read the same tiles at the same iteration (l2merge).
 """
 # NOTE: no `from __future__ import annotations` (TileLang reads the annotations)
 import tilelang
@@ -14,7 +15,8 @@ import tilelang.language as T
 
 
 @tilelang.jit
-def tile_stream(n_tiles, rows, cols, grid, iters, num_stages, stride=7, threads=128, dtype="float16"):
+def tile_stream(n_tiles, rows, cols, grid, iters, num_stages, stride=7, threads=128, dtype="float16", group=1,
+                offset=0):
     wide = 4                              # tiles per row of A
     assert n_tiles % wide == 0
 
@@ -25,7 +27,7 @@ def tile_stream(n_tiles, rows, cols, grid, iters, num_stages, stride=7, threads=
             acc = T.alloc_fragment((cols,), "float32")
             T.clear(acc)
             for k in T.Pipelined(iters, num_stages=num_stages):
-                t = (bx * stride + k) % n_tiles
+                t = ((bx + offset) // group * stride + k) % n_tiles
                 r = t // wide
                 c = t % wide
                 T.copy(A[r * rows:(r + 1) * rows, c * cols:(c + 1) * cols], A_shared)
