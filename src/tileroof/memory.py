@@ -74,6 +74,13 @@ class MemoryEstimate:
     l2_write: int
     per_operand: list = field(default_factory=list)
     assumptions: list = field(default_factory=list)
+    # read bytes that reach the L2 slices once identical tile requests of the blocks sharing a
+    # request path (the two SMs of a TPC) are merged; None = no merging (= l2_read)
+    l2_read_merged: int | None = None
+
+    @property
+    def l2_slice_read(self) -> int:
+        return self.l2_read if self.l2_read_merged is None else self.l2_read_merged
 
     @property
     def dram_bytes(self) -> int:
@@ -223,11 +230,13 @@ def _erfinv(y):
 
 
 def estimate(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: int = 1,
-             hit_curve: tuple = (), drift: float = 0.0) -> MemoryEstimate:
+             hit_curve: tuple = (), drift: float = 0.0, merge_group: int = 1) -> MemoryEstimate:
     """`hit_curve`: measured ((reuse distance, share of re-reads that hit L2), ...) points
     (calibrate's l2probe); without it a re-read hits when the distance fits one L2 partition.
     `drift`: how fast blocks of one wave drift apart (see drift_misses); 0 = a tile shared inside
-    a wave comes from DRAM once."""
+    a wave comes from DRAM once.
+    `merge_group`: blocks that start one after another are placed `merge_group` at a time on the
+    SMs of one TPC, whose identical tile requests reach the L2 slices once (l2_read_merged)."""
     gx, gy, gz = trace.grid
     nblocks = trace.num_blocks
     order = launch_order(trace)
@@ -244,6 +253,12 @@ def estimate(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: int
 
     reads, writes = [], []
     total_issued_read = 0
+    merged_read = 0.0
+    merge_group = max(int(merge_group or 1), 1)
+    # the TPC a block runs on, as an id unique within its wave: launch positions
+    # merge_group*j .. merge_group*j + merge_group-1 of a wave share one
+    tpc_of = (pos % slots) // merge_group
+    ntpc = int(tpc_of.max()) + 1 if nblocks else 1
     per_operand = []
     for rec in trace.ops:
         for op in rec.operands:
@@ -266,9 +281,17 @@ def estimate(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: int
         weights = rec.per_block
         if keys is None or weights.sum() == 0:
             tiled.append((rec, op, nbytes, None))
+            merged_read += nbytes
             continue
         per_block_bytes = nbytes * weights / weights.sum() / op.reuse_in_block
         nkeys = int(keys.max()) + 1
+        if merge_group > 1:
+            # the same tile read by the blocks of one TPC in one wave counts once at the slices
+            group = (wave_of * ntpc + tpc_of) * nkeys + keys
+            _, inv, cnt = np.unique(group, return_inverse=True, return_counts=True)
+            merged_read += float((per_block_bytes * op.reuse_in_block / cnt[inv.reshape(-1)]).sum())
+        else:
+            merged_read += nbytes
         pair = wave_of * nkeys + keys
         uniq, first = np.unique(pair, return_index=True)
         w_of_pair = uniq // nkeys
@@ -330,4 +353,5 @@ def estimate(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: int
                           per_operand,
                           [f"{slots} blocks resident at once, {waves} waves; L2 capacity "
                            f"{capacity / 1e6:.1f} MB; {resident_dirty / 1e6:.1f} MB of writes still dirty in L2 "
-                           "at the end (written back after the kernel)"])
+                           "at the end (written back after the kernel)"],
+                          int(round(merged_read)) if merge_group > 1 else None)

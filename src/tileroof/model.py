@@ -308,7 +308,9 @@ def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupan
     # the iteration's dependent chain (reduce_chain: ~36 ns on the H200, not hidden by more warps)
     t_compute += dev.reduce_latency_s * n_reduce / total_iters * share
     t_tc_iter = (tc / wg_eff) * spill * share / total_iters
-    t_l2 = share * (g2s / total_iters) / per_sm_l2 if per_sm_l2 else 0.0
+    # the L2 slices see the tile requests left after the two SMs of a TPC merge identical ones
+    merged = mem.l2_slice_read / mem.l2_read if (mem is not None and mem.l2_read) else 1.0
+    t_l2 = share * (g2s * merged / total_iters) / per_sm_l2 if per_sm_l2 else 0.0
     groups = max(sum(1 for rec, _ in loop_ops if rec.kind in ("gemm", "gemm_sp")
                      and any(o.scope == SHARED for o in rec.operands)), 1)
     if stages > 1:
@@ -354,7 +356,8 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
     occ = occupancy(trace, dev)
     slots = occ.blocks_per_sm * dev.sm_count
     nblocks = max(trace.num_blocks, 1)
-    tile_mem = memory.estimate(trace, slots, dev.l2_bytes, dev.l2_partitions, dev.l2_hit_curve, dev.pace_spread)
+    tile_mem = memory.estimate(trace, slots, dev.l2_bytes, dev.l2_partitions, dev.l2_hit_curve, dev.pace_spread,
+                               dev.l2_merge_group)
     pipe = block_pipeline(trace, counts, dev, occ, tile_mem)
     mem = spill_memory(trace, counts, dev, occ, tile_mem)
     assumptions = list(mem.assumptions)
@@ -362,7 +365,7 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
     dram_if_drifting = None
     if dev.pace_spread_drifting > dev.pace_spread:
         drifted = memory.estimate(trace, slots, dev.l2_bytes, dev.l2_partitions, dev.l2_hit_curve,
-                                  dev.pace_spread_drifting)
+                                  dev.pace_spread_drifting, dev.l2_merge_group)
         dram_if_drifting = spill_memory(trace, counts, dev, occ, drifted).dram_bytes
         if dram_if_drifting > 1.1 * mem.dram_bytes:
             assumptions.append(
@@ -452,7 +455,7 @@ def _timed(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, pipe
     if shared and dev.shared_bw and not occ.warp_specialized:
         res["shared"] = shared / dev.shared_bw
     if dev.l2_bw:
-        res["l2"] = (mem.l2_read + mem.l2_write + counts.excess.get(("global", "sector_waste"), 0)) / dev.l2_bw
+        res["l2"] = (mem.l2_slice_read + mem.l2_write + counts.excess.get(("global", "sector_waste"), 0)) / dev.l2_bw
     else:
         assumptions.append(f"{dev.name}: no L2 bandwidth in the catalog, L2 not timed")
     if dev.dram_bw:

@@ -710,6 +710,22 @@ _FA_BF16_CONFIGS = [  # B=2 H=16 S=4096 D=128 bf16, not causal: (block_M, block_
 ]
 
 
+# Session 4: written after the TPC request-merging change (L2 slices see the tile requests left
+# after the two SMs of a TPC merge identical ones), predicted (predictions-*.json) before measured.
+_GEMM_SQ_CONFIGS = [  # bf16 NN, M=N=6144 K=8192: (block_M, block_N, block_K, stages, threads, swizzle)
+    (128, 128, 64, 4, 128, True), (128, 128, 32, 3, 128, False), (128, 256, 64, 3, 256, True),
+    (256, 128, 64, 3, 256, False), (64, 256, 64, 3, 128, True), (64, 128, 64, 4, 128, True),
+    (128, 64, 64, 4, 128, False), (64, 64, 64, 4, 128, True), (64, 256, 64, 4, 128, False),
+    (128, 256, 32, 4, 256, True),
+]
+_GEMM_NTWIDE_CONFIGS = [  # fp16 NT, M=3072 N=12288 K=4096: (block_M, block_N, block_K, stages, threads, swizzle)
+    (128, 128, 64, 3, 128, True), (128, 128, 64, 4, 256, False), (128, 256, 64, 3, 256, False),
+    (256, 128, 64, 3, 256, True), (64, 256, 64, 3, 128, True), (128, 64, 64, 4, 128, True),
+    (64, 128, 64, 4, 128, False), (64, 64, 64, 5, 128, True), (128, 128, 32, 4, 128, True),
+    (128, 256, 64, 4, 256, True),
+]
+
+
 def _rowsum_case(name, p, sweep):
     M, N, bm, bn = p["M"], p["N"], p["block_M"], p["block_N"]
     return Case(name, row_reduce, p, _row_inputs, _ref_rowsum,
@@ -781,6 +797,14 @@ def sweeps():
         name = f"sweep_fabf16_bm{bM}_bn{bN}_s{s}_t{t}"
         out.append(_fa_case(name, _fa_params(2, 16, 4096, 128, False, bM, bN, s, t, dtype="bfloat16"),
                             rtol=2e-2, sweep="fa_bf16", note="B=2 H=16 S=4096 D=128 bf16"))
+    for bm, bn, bk, s, t, sw in _GEMM_SQ_CONFIGS:
+        name = f"sweep_gemmsq_bm{bm}_bn{bn}_bk{bk}_s{s}_t{t}_sw{int(sw)}"
+        out.append(_mm_case(name, _mm_params(6144, 6144, 8192, bm, bn, bk, s, t, "bfloat16", "bfloat16", swizzle=sw),
+                            rtol=2e-2, sweep="gemm_sq_bf16", note="M=N=6144 K=8192 bf16 NN"))
+    for bm, bn, bk, s, t, sw in _GEMM_NTWIDE_CONFIGS:
+        name = f"sweep_gemmntwide_bm{bm}_bn{bn}_bk{bk}_s{s}_t{t}_sw{int(sw)}"
+        out.append(_mm_case(name, _mm_params(3072, 12288, 4096, bm, bn, bk, s, t, trans_B=True, swizzle=sw),
+                            sweep="gemm_ntwide_fp16", note="M=3072 N=12288 K=4096 fp16, B stored (N, K)"))
     names: dict = {}
     for c in out:                      # each sweep's configs, in the order written above
         names.setdefault(c.sweep, []).append(c.name)

@@ -44,6 +44,7 @@ _SPECS = {
     "reduce_latency_ns": ("reduce_latency_s", 1e-9),
     "sm_pace_spread": ("pace_spread", 1),
     "sm_pace_spread_drifting": ("pace_spread_drifting", 1),
+    "l2_request_merge_sms": ("l2_merge_group", 1),
     "l2_atomic_throughput_gops": ("atomic_rate_contended", 1e9),
     "atomic_throughput_distinct_gops": ("atomic_rate", 1e9),
 }
@@ -90,6 +91,8 @@ class Device:
     reduce_latency_s: float = 0.0         # latency one row reduction adds to a loop iteration
     pace_spread: float = 0.0              # relative std of the SMs' pace on identical blocks (typical)
     pace_spread_drifting: float = 0.0     # ... in the kernels seen to drift apart (DRAM-saturated)
+    l2_merge_group: int = 1               # SMs (one TPC) that consecutive blocks land on and whose identical
+                                          # tile requests reach the L2 slices once
     atomic_rate: float = 0.0              # atomics/s to distinct addresses (all SMs)
     atomic_rate_contended: float = 0.0    # atomics/s onto a small table that lives in L2 (histogram)
     sources: dict = field(default_factory=dict)       # field -> citation
@@ -143,7 +146,8 @@ def _apply(fields: dict, specs: dict, sources: dict, cites: dict | None) -> None
             name, factor = _SPECS[key]
             fields[name] = type(fields.get(name, 0.0))(value * factor) if name in ("sm_count", "l2_partitions", "regs_per_sm",
                                                                                   "max_threads_per_sm", "max_blocks_per_sm",
-                                                                                  "max_threads_per_block", "max_regs_per_thread") else value * factor
+                                                                                  "max_threads_per_block", "max_regs_per_thread",
+                                                                                  "l2_merge_group") else value * factor
             sources[name] = cite
         elif key == "tma_stream_dram_ns":
             fields["dram_stream"] = tuple((float(b), int(st), float(ns) * 1e-9) for b, st, ns in value)
@@ -166,7 +170,7 @@ def from_dict(data: dict, origin: str) -> Device:
     sources: dict = {}
     _apply(fields, data["spec"], sources, data.get("sources"))
     ints = {"sm_count", "l2_partitions", "regs_per_sm", "max_threads_per_sm", "max_blocks_per_sm",
-            "max_threads_per_block", "max_regs_per_thread"}
+            "max_threads_per_block", "max_regs_per_thread", "l2_merge_group"}
     for k in ints & fields.keys():
         fields[k] = int(fields[k])
     return Device(key=data["key"], name=data.get("name", data["key"]), vendor=data.get("vendor", "nvidia"),
