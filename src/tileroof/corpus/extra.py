@@ -622,9 +622,20 @@ _WAVE_PROBES = [
 #     K=4096: (block_M, block_N, block_K, stages)
 _SPILL_PROBES = [(128, 256, 32, 4), (128, 256, 128, 2), (256, 128, 64, 3)]
 
+# Session 4 (c): what puts an unswizzled launch into the drifting state?  All drifting launches
+# so far are one-warpgroup 64x256 tiles with 4 stages; the same shape as the drifting
+# probe_wave_m4096_n8192_k8192 with fewer stages, and other one-warpgroup tiles with 4 stages.
+_DRIFT_PROBES = [  # fp16 NN, M=4096 N=8192 K=8192, unswizzled: (block_M, block_N, block_K, stages)
+    (64, 256, 64, 3), (64, 256, 64, 2), (64, 256, 32, 4), (64, 128, 64, 4), (128, 64, 64, 4),
+]
+
 
 def _probe_cases() -> list[Case]:
     out = []
+    for bm, bn, bk, s in _DRIFT_PROBES:
+        out.append(_mm_case(f"probe_drift_bm{bm}_bn{bn}_bk{bk}_s{s}_t128",
+                            _mm_params(4096, 8192, 8192, bm, bn, bk, s, 128), tags=("probe",),
+                            note="unswizzled one-warpgroup tile: do its blocks drift apart?"))
     for M, N, K, bm, bn, bk, s, t in _WAVE_PROBES:
         out.append(_mm_case(f"probe_wave_m{M}_n{N}_k{K}_bm{bm}_bn{bn}_s{s}_t{t}",
                             _mm_params(M, N, K, bm, bn, bk, s, t), tags=("probe",),
