@@ -25,7 +25,7 @@ def patched(obj, name, value):
         setattr(obj, name, old)
 
 
-def _no_l2_model(trace, slots, l2_bytes, l2_partitions=1, hit_curve=(), drift=0.0):
+def _no_l2_model(trace, slots, l2_bytes, l2_partitions=1, hit_curve=(), drift=0.0, merge_group=1):
     """No L2 reuse: every global byte the ops issue comes from DRAM."""
     est = ORIG_MEMORY(trace, slots, l2_bytes, l2_partitions)
     est.dram_read = est.l2_read
@@ -52,7 +52,8 @@ def _without(*fields):
     """The calibrated device with some measured mechanism constants switched off."""
     def load(name="h200", calibrated=True):
         return replace(ORIG_LOAD(name, calibrated=calibrated),
-                       **{f: (() if f in ("l2_hit_curve", "dram_stream") else 0.0) for f in fields})
+                       **{f: (() if f in ("l2_hit_curve", "dram_stream") else 1 if f == "l2_merge_group" else 0.0)
+                          for f in fields})
     return load
 
 
@@ -83,7 +84,7 @@ def run(label, stack):
 def main() -> int:
     no_pipe = (model, "block_pipeline", lambda *a, **k: None)
     no_spill = (model, "spill_memory", lambda trace, counts_, dev, occ, mem: mem)
-    no_clock = (devices, "load", _without("tensor_clock_hz"))
+    no_clock = (devices, "load", _without("tensor_clock_hz", "l2_merge_group"))
     print("| model | holdout time med | holdout time p90 | all time med | DRAM med | DRAM worst | Kendall tau per sweep |")
     print("|---|---|---|---|---|---|---|")
     run("roofline, datasheet peaks, no L2 reuse, no WS, no pipeline", [
@@ -96,7 +97,7 @@ def main() -> int:
     run("+ warp-specialised occupancy (Hopper)", [no_pipe, no_spill, no_clock])
     # session-2 and -3 mechanisms, each switched on in turn on top of the block pipeline
     late = ["block_fixed_s", "accumulator_spill_factor", "wgmma_min_n", "loop_alu_factor", "reduce_latency_s",
-            "l2_hit_curve", "dram_stream", "tensor_clock_hz"]
+            "l2_hit_curve", "dram_stream", "tensor_clock_hz", "l2_merge_group"]
     base = [(memory, "dirty_at_end", lambda *a: 0.0), (counts, "accumulator_store_waste", lambda *a: 0),
             (model, "consumer_compute", _serial), (model, "buffer_hold", _whole_iteration),
             (model, "occupancy", _launch_regs), no_spill]
@@ -113,7 +114,9 @@ def main() -> int:
     run("+ measured L2 hit share against reuse distance (l2probe)", [no_spill, (devices, "load", _without(*late[6:]))])
     run("+ DRAM-fed tiles at the measured streaming pace (tile_stream)", [no_spill, (devices, "load", _without(*late[7:]))])
     run("+ spilled accumulators move through L2 (local memory)", [(devices, "load", _without(*late[7:]))])
-    run("+ power-limited SM clock (cube law from the sustained-matmul clock)", [])
+    run("+ power-limited SM clock (cube law from the sustained-matmul clock)", [
+        (devices, "load", _without(*late[8:]))])
+    run("+ L2 request coalescing: TPC mates' identical tile loads (l2merge)", [])
     return 0
 
 

@@ -346,7 +346,7 @@ def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupan
     prologue = dev.block_fixed_s or latency
     block_times = iters * t_iter + prologue + t_rest
     terms = {"compute": t_compute, "l2": t_l2, "latency": t_latency}
-    return block_times, {"iteration_s": t_iter, "stages": stages, "iteration_bound": max(terms, key=terms.get),
+    return block_times, {"iteration_s": t_iter, "stages": stages, "loop_iterations": total_iters / nblocks, "iteration_bound": max(terms, key=terms.get),
                          "terms_s": terms, "tensor_efficiency": wg_eff, "prologue_epilogue_s": prologue + t_rest,
                          "register_spill_factor": spill, "accumulator_spill_factor": acc_spill,
                          "reductions_per_iteration": n_reduce / total_iters, "consumer_warpgroups": n_wg}

@@ -10,12 +10,15 @@ from .errors import TileroofError
 TIE_RTOL = 1e-6
 
 
-def order_key(estimated_time: float, dram_bytes: float):
-    """Sort key for configs: estimated time, with estimates within TIE_RTOL of each other
-    ordered by DRAM traffic (less traffic, less contention the model does not time)."""
+def order_key(estimated_time: float, dram_bytes: float, loop_iterations: float = 0.0):
+    """Sort key for configs: estimated time; estimates within TIE_RTOL of each other (the same
+    work on the same bound) are ordered by main-loop iterations per block, then by DRAM traffic:
+    each iteration pays a producer/consumer barrier round trip, and traffic contends, neither of
+    which the model times (measured: block_K 64 beats block_K 32 of the same tile in every GEMM
+    sweep that has both)."""
     if not math.isfinite(estimated_time) or estimated_time <= 0:
-        return (math.inf, dram_bytes or 0)
-    return (round(math.log(estimated_time) / math.log1p(TIE_RTOL)), dram_bytes or 0)
+        return (math.inf, loop_iterations or 0, dram_bytes or 0)
+    return (round(math.log(estimated_time) / math.log1p(TIE_RTOL)), loop_iterations or 0, dram_bytes or 0)
 
 
 def rank_configs(kernel, base: dict, configs: list[dict], device=None) -> list[dict]:
@@ -32,6 +35,7 @@ def rank_configs(kernel, base: dict, configs: list[dict], device=None) -> list[d
             out.append({"config": cfg, "error": str(exc), "estimated_time": float("inf")})
             continue
         out.append({"config": cfg, "estimated_time": r.estimated_time, "bound": r.bound,
-                    "total_flops": r.total_flops, "dram_bytes": r.dram_bytes, "partial": r.partial})
-    out.sort(key=lambda x: order_key(x["estimated_time"], x.get("dram_bytes", 0)))
+                    "total_flops": r.total_flops, "dram_bytes": r.dram_bytes, "partial": r.partial,
+                    "loop_iterations": r.timing.pipeline.get("loop_iterations", 0.0)})
+    out.sort(key=lambda x: order_key(x["estimated_time"], x.get("dram_bytes", 0), x.get("loop_iterations", 0.0)))
     return out
