@@ -736,6 +736,19 @@ _GEMM_NTWIDE_CONFIGS = [  # fp16 NT, M=3072 N=12288 K=4096: (block_M, block_N, b
     (128, 256, 64, 4, 256, True),
 ]
 
+# Session 4, last: written after every session-4 change (TPC request merging, the one-warpgroup
+# refit, the iterations tie-break), predicted before measured.
+_GEMM_MID_CONFIGS = [  # fp16 NN, M=8192 N=4096 K=6144: (block_M, block_N, block_K, stages, threads, swizzle)
+    (128, 128, 64, 3, 128, True), (128, 128, 64, 4, 128, False), (128, 256, 64, 3, 256, True),
+    (128, 256, 32, 4, 256, True), (256, 128, 64, 3, 256, True), (64, 256, 64, 3, 128, True),
+    (64, 128, 64, 4, 128, True), (128, 64, 64, 4, 128, False), (64, 64, 64, 4, 128, True),
+    (128, 128, 32, 4, 256, True),
+]
+_FA_CAUSAL_D64_CONFIGS = [  # B=4 H=16 S=4096 D=64 fp16, causal: (block_M, block_N, stages, threads)
+    (64, 64, 2, 128), (64, 128, 2, 128), (128, 64, 2, 128), (128, 128, 2, 256),
+    (128, 64, 2, 256), (128, 128, 1, 256), (64, 256, 2, 128), (128, 256, 2, 256),
+]
+
 
 def _rowsum_case(name, p, sweep):
     M, N, bm, bn = p["M"], p["N"], p["block_M"], p["block_N"]
@@ -816,6 +829,14 @@ def sweeps():
         name = f"sweep_gemmntwide_bm{bm}_bn{bn}_bk{bk}_s{s}_t{t}_sw{int(sw)}"
         out.append(_mm_case(name, _mm_params(3072, 12288, 4096, bm, bn, bk, s, t, trans_B=True, swizzle=sw),
                             sweep="gemm_ntwide_fp16", note="M=3072 N=12288 K=4096 fp16, B stored (N, K)"))
+    for bm, bn, bk, s, t, sw in _GEMM_MID_CONFIGS:
+        name = f"sweep_gemmmid_bm{bm}_bn{bn}_bk{bk}_s{s}_t{t}_sw{int(sw)}"
+        out.append(_mm_case(name, _mm_params(8192, 4096, 6144, bm, bn, bk, s, t, swizzle=sw),
+                            sweep="gemm_mid_fp16", note="M=8192 N=4096 K=6144 fp16 NN"))
+    for bM, bN, s, t in _FA_CAUSAL_D64_CONFIGS:
+        name = f"sweep_facausald64_bm{bM}_bn{bN}_s{s}_t{t}"
+        out.append(_fa_case(name, _fa_params(4, 16, 4096, 64, True, bM, bN, s, t),
+                            sweep="fa_causal_d64", note="B=4 H=16 S=4096 D=64 fp16, causal"))
     names: dict = {}
     for c in out:                      # each sweep's configs, in the order written above
         names.setdefault(c.sweep, []).append(c.name)
