@@ -167,3 +167,29 @@ def timed_matmul(M, N, K, block_M, block_N, block_K, num_stages, threads, dtype=
                 Times[by * gx + bx, 4] = T.call_extern("int64", "tr_clock")
 
     return main
+
+
+@tilelang.jit
+def gemm_pipe(block_M, block_N, block_K, num_stages, threads, iters, grid, n_tiles=16, dtype="float16"):
+    """A GEMM main loop whose operand tiles every block reads in the same order from small,
+    L2-resident A (n_tiles x block_M rows) and B (n_tiles x block_K rows) buffers, so the L2
+    Request Coalescer merges the blocks' requests and the slices are not the limit: the time per
+    iteration against block_K gives the fixed cost one pipelined iteration pays besides its math
+    (producer/consumer barrier round trip, TMA issue, wgmma fence/commit/wait)."""
+
+    @T.prim_func
+    def main(A: T.Tensor((n_tiles * block_M, block_K), dtype), B: T.Tensor((n_tiles * block_K, block_N), dtype),
+             Out: T.Tensor((grid * block_M, block_N), "float32")):
+        with T.Kernel(grid, threads=threads) as bx:
+            A_shared = T.alloc_shared((block_M, block_K), dtype)
+            B_shared = T.alloc_shared((block_K, block_N), dtype)
+            C = T.alloc_fragment((block_M, block_N), "float32")
+            T.clear(C)
+            for k in T.Pipelined(iters, num_stages=num_stages):
+                t = k % n_tiles
+                T.copy(A[t * block_M:(t + 1) * block_M, 0:block_K], A_shared)
+                T.copy(B[t * block_K:(t + 1) * block_K, 0:block_N], B_shared)
+                T.gemm(A_shared, B_shared, C)
+            T.copy(C, Out[bx * block_M:(bx + 1) * block_M, :])
+
+    return main

@@ -1,0 +1,92 @@
+"""What one pipelined GEMM iteration costs besides its math, measured: TileLang's gemm_pipe kernel
+(tileroof.gpu.tl_kernels), one block per SM, every block reading the same L2-resident tiles (the
+L2 Request Coalescer merges them, so the slices are not the limit), iters = 400 and 1600; time per
+iteration = the difference over 1200 iterations.  Per tile shape and consumer warpgroups, time per
+iteration against block_K (16..128) is a line: its intercept is the fixed cost per iteration, its
+slope the math.
+
+    python -m tileroof.gpu.gemm_pipe --out DIR
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+SHAPES = ((128, 128, 128), (128, 128, 256), (128, 256, 256), (64, 256, 128), (256, 128, 256), (64, 128, 128))
+BLOCK_KS = (16, 32, 64, 128)
+STAGES = 3
+ITERS = (400, 1600)
+SMEM_LIMIT = 220 * 1024
+
+
+def configs(sm_count: int) -> list[dict]:
+    out = []
+    for bm, bn, threads in SHAPES:
+        for bk in BLOCK_KS:
+            if (bm + bn) * bk * 2 * STAGES > SMEM_LIMIT:
+                continue
+            for iters in ITERS:
+                out.append({"shape": [bm, bn, threads], "block_K": bk, "iters": iters,
+                            "params": dict(block_M=bm, block_N=bn, block_K=bk, num_stages=STAGES, threads=threads,
+                                           iters=iters, grid=sm_count)})
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", type=Path, required=True)
+    a = ap.parse_args(argv)
+    import numpy as np
+    import torch
+
+    from .microbench import events
+    from .provenance import base_provenance, query_smi, utc_stamp
+    from .tl_kernels import gemm_pipe
+    prov = base_provenance("gemm_pipe", touch_gpu=True)
+    t0 = time.time()
+    sm = torch.cuda.get_device_properties(0).multi_processor_count
+    cfgs = configs(sm)
+    ks = gemm_pipe.par_compile([c["params"] for c in cfgs], num_workers=16, ignore_error=True)
+    for c, k in zip(cfgs, ks):
+        if k is None:
+            c["error"] = "did not compile"
+            continue
+        p = c["params"]
+        A = torch.randn((16 * p["block_M"], p["block_K"]), dtype=torch.float16, device="cuda")
+        B = torch.randn((16 * p["block_K"], p["block_N"]), dtype=torch.float16, device="cuda")
+        O = torch.empty((p["grid"] * p["block_M"], p["block_N"]), dtype=torch.float32, device="cuda")
+        c["stats"] = events(lambda: k(A, B, O), 30)
+    fits = []
+    for bm, bn, threads in SHAPES:
+        pts = []
+        for bk in BLOCK_KS:
+            t = {c["iters"]: c["stats"]["median_s"] for c in cfgs
+                 if c["shape"] == [bm, bn, threads] and c["block_K"] == bk and "stats" in c}
+            if len(t) == 2:
+                per_iter = (t[ITERS[1]] - t[ITERS[0]]) / (ITERS[1] - ITERS[0])
+                pts.append((bk, per_iter, 2 * bm * bn * bk / per_iter))
+        if len(pts) >= 2:
+            slope, icpt = np.polyfit([x[0] for x in pts], [x[1] for x in pts], 1)
+            fits.append({"shape": [bm, bn, threads], "points": [{"block_K": b, "per_iter_s": s, "flops_per_s_sm": f}
+                                                                 for b, s, f in pts],
+                         "intercept_s": float(icpt), "slope_s_per_k": float(slope),
+                         "tflops_sm_from_slope": 2 * bm * bn / slope / 1e12 if slope > 0 else None})
+    prov["smi_after"] = query_smi()
+    doc = {"schema": "tileroof.gemm_pipe/1", "provenance": prov, "wall_s": time.time() - t0, "sm_count": sm,
+           "configs": cfgs, "fits": fits, "method": __doc__}
+    path = a.out / f"gemm_pipe-{utc_stamp()}.json"
+    a.out.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc, indent=1))
+    for f in fits:
+        pts = ", ".join(f"bk{x['block_K']} {x['per_iter_s'] * 1e9:.0f} ns" for x in f["points"])
+        print(f"{f['shape']}: {pts}; intercept {f['intercept_s'] * 1e9:.0f} ns, slope -> "
+              f"{(f['tflops_sm_from_slope'] or 0) * sm:.0f} TF/s")
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
