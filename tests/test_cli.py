@@ -23,6 +23,8 @@ def test_analyze_json_has_the_documented_fields():
     assert d["tensor_flops"] == 2 * 4096 ** 3
     assert d["device"]["key"] == "h200"
     assert d["estimated_time"] > 0
+    # the H200 merges TPC mates' identical tile reads before the L2 slices
+    assert 0 < d["l2_slice_bytes"] < d["l2_bytes"]
 
 
 def test_analyze_terminal_report_and_plot(tmp_path):

@@ -517,7 +517,9 @@ def sequence(timings: list) -> Timing:
         sum(t.memory.dram_read for t in timings), sum(t.memory.dram_write for t in timings),
         sum(t.memory.l2_read for t in timings), sum(t.memory.l2_write for t in timings),
         [op for t in timings for op in t.memory.per_operand],
-        list(dict.fromkeys(a for t in timings for a in t.memory.assumptions)))
+        list(dict.fromkeys(a for t in timings for a in t.memory.assumptions)),
+        (sum(t.memory.l2_slice_read for t in timings)
+         if any(t.memory.l2_read_merged is not None for t in timings) else None))
     drifting = [t.dram_if_drifting for t in timings]
     dram_if_drifting = sum(drifting) if all(d is not None for d in drifting) else None
     assumptions = [f"{len(timings)} kernel launches in one PrimFunc, timed one after another"]

@@ -102,6 +102,8 @@ class Result:
             "dram_read_bytes": t.memory.dram_read,
             "dram_write_bytes": t.memory.dram_write,
             "l2_bytes": t.memory.l2_read + t.memory.l2_write,
+            # what reaches the L2 slices: reads after the TPC mates' identical requests merge
+            "l2_slice_bytes": t.memory.l2_slice_read + t.memory.l2_write,
             "dram_bytes_if_drifting": t.dram_if_drifting,
             "sm_clock_hz": t.sm_clock_hz,
             "estimated_time": t.time_s,

@@ -45,6 +45,7 @@ def render(d: dict, console: Console | None = None) -> None:
     for k, v in d["bytes_by_level"].items():
         tot.add_row(f"bytes {k}", f"{v:,}")
     tot.add_row("unique global footprint", f"{d['unique_bytes']:,}")
+    tot.add_row("modelled L2 bytes (issued / slices)", f"{d['l2_bytes']:,} / {d['l2_slice_bytes']:,}")
     tot.add_row("modelled DRAM bytes", f"{d['dram_bytes']:,}")
     tot.add_row("occupancy", f"{d['occupancy']['blocks_per_sm']} blocks/SM ({d['occupancy']['limiter']}), "
                 f"{d['waves']:.2f} waves")
