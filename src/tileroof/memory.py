@@ -35,10 +35,7 @@ def launch_order(trace: KernelTrace) -> np.ndarray:
     if panel <= 0:
         order2d = idx
     else:
-        if trace.swizzle_order == "column":
-            span, other = gy, gx
-        else:
-            span, other = gx, gy
+        span = gy if trace.swizzle_order == "column" else gx
         panel_size = panel * span
         offset = idx % panel_size
         pidx = idx // panel_size

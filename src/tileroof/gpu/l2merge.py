@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -44,26 +42,13 @@ def configs(sm_count: int) -> list[dict]:
 
 def child() -> int:
     import torch
-    from .microbench import events
+
+    from .profiling import profiled_launches
     from .tl_kernels import tile_stream
-    sm = torch.cuda.get_device_properties(0).multi_processor_count
-    cfgs = configs(sm)
-    ks = tile_stream.par_compile([c["params"] for c in cfgs], num_workers=16, ignore_error=True)
-    done = []
-    for c, k in zip(cfgs, ks):
-        if k is None:
-            continue
-        p = c["params"]
-        a = torch.randn((p["n_tiles"] // 4 * p["rows"], 4 * p["cols"]), dtype=torch.float16, device="cuda")
-        out = torch.empty((p["grid"], p["cols"]), dtype=torch.float32, device="cuda")
-        c["stats"] = events(lambda: k(a, out), 30)
-        torch.cuda.synchronize()
-        torch.cuda.cudart().cudaProfilerStart()
-        k(a, out)
-        torch.cuda.synchronize()
-        torch.cuda.cudart().cudaProfilerStop()
-        done.append(c)
-    print("L2MERGE-CONFIGS " + json.dumps(done))
+    cfgs = configs(torch.cuda.get_device_properties(0).multi_processor_count)
+    profiled_launches(tile_stream, cfgs, lambda p: (
+        torch.randn((p["n_tiles"] // 4 * p["rows"], 4 * p["cols"]), dtype=torch.float16, device="cuda"),
+        torch.empty((p["grid"], p["cols"]), dtype=torch.float32, device="cuda")), "L2MERGE-CONFIGS", time_runs=30)
     return 0
 
 
@@ -75,27 +60,15 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     if a.child:
         return child()
-    from . import ncu as N
-    from .profiling import find_ncu
+    from .profiling import profile_child
     from .provenance import base_provenance, query_smi, utc_stamp
-    ncu = find_ncu(None if a.ncu == "ncu" else a.ncu)
-    if not ncu:
-        raise SystemExit("ncu not found")
     a.out.mkdir(parents=True, exist_ok=True)
     prov = base_provenance("l2merge", touch_gpu=True)
     t0 = time.time()
-    cmd = [ncu, "--clock-control", "none", "--profile-from-start", "off", "--csv", "--page", "raw",
-           "--print-units", "base", "-k", "regex:main_kernel", "--metrics", ",".join(METRICS),
-           sys.executable, "-m", "tileroof.gpu.l2merge", "--child"]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=400, env=os.environ.copy())
-    text = r.stdout
-    cfg_line = [ln for ln in text.splitlines() if ln.startswith("L2MERGE-CONFIGS ")]
-    cfgs = json.loads(cfg_line[-1][len("L2MERGE-CONFIGS "):]) if cfg_line else []
-    csv = "\n".join(ln for ln in text.splitlines() if ln.startswith('"'))
-    rows = N.parse_ncu_csv(csv)
+    run = profile_child("tileroof.gpu.l2merge", METRICS, "L2MERGE-CONFIGS", 400, None if a.ncu == "ncu" else a.ncu)
+    cfgs, rows = run["configs"], run["metrics"]
     results = []
-    for c, row in zip(cfgs, rows):
-        m = row["metrics"]
+    for c, m in zip(cfgs, rows):
         p = c["params"]
         issued = p["grid"] * p["iters"] * c["tile_bytes"]
         sectors = m.get("lts__t_sectors_srcunit_tex_op_read.sum") or 0
@@ -104,9 +77,9 @@ def main(argv=None) -> int:
                         "delivered_gbps": issued / c["stats"]["median_s"] / 1e9,
                         "slice_read_gbps": sectors * 32 / c["stats"]["median_s"] / 1e9})
     prov["smi_after"] = query_smi()
-    doc = {"schema": "tileroof.l2merge/1", "provenance": prov, "command": cmd, "returncode": r.returncode,
-           "wall_s": time.time() - t0, "results": results, "configs_run": len(cfgs), "rows_profiled": len(rows),
-           "stderr_tail": r.stderr[-3000:], "method": __doc__}
+    doc = {"schema": "tileroof.l2merge/1", "provenance": prov, "command": run["command"],
+           "returncode": run["returncode"], "wall_s": time.time() - t0, "results": results,
+           "configs_run": len(cfgs), "rows_profiled": len(rows), "stderr_tail": run["stderr_tail"], "method": __doc__}
     path = a.out / f"l2merge-{utc_stamp()}.json"
     path.write_text(json.dumps(doc, indent=1))
     for x in results:

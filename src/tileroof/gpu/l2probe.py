@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -43,25 +42,14 @@ def configs(sm_count: int, strides=None) -> list[dict]:
 
 def child() -> int:
     import torch
+
+    from .profiling import profiled_launches
     from .tl_kernels import block_stream
-    sm = torch.cuda.get_device_properties(0).multi_processor_count
     strides = tuple(int(x) for x in os.environ.get("L2PROBE_STRIDES", "").split(",") if x) or None
-    cfgs = configs(sm, strides)
-    ks = block_stream.par_compile([c["params"] for c in cfgs], num_workers=16, ignore_error=True)
-    done = []
-    for c, k in zip(cfgs, ks):
-        if k is None:
-            continue
-        p = c["params"]
-        a = torch.randn((p["n_tiles"] // 4 * p["rows"], 4 * p["cols"]), dtype=torch.float16, device="cuda")
-        out = torch.empty((p["grid"] * p["rows"], p["cols"]), dtype=torch.float16, device="cuda")
-        torch.cuda.synchronize()
-        torch.cuda.cudart().cudaProfilerStart()
-        k(a, out)
-        torch.cuda.synchronize()
-        torch.cuda.cudart().cudaProfilerStop()
-        done.append(c)
-    print("L2PROBE-CONFIGS " + json.dumps(done))
+    cfgs = configs(torch.cuda.get_device_properties(0).multi_processor_count, strides)
+    profiled_launches(block_stream, cfgs, lambda p: (
+        torch.randn((p["n_tiles"] // 4 * p["rows"], 4 * p["cols"]), dtype=torch.float16, device="cuda"),
+        torch.empty((p["grid"] * p["rows"], p["cols"]), dtype=torch.float16, device="cuda")), "L2PROBE-CONFIGS")
     return 0
 
 
@@ -74,38 +62,26 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     if a.child:
         return child()
-    from . import ncu as N
-    from .profiling import find_ncu
+    from .profiling import profile_child
     from .provenance import base_provenance, query_smi, utc_stamp
-    ncu = find_ncu(None if a.ncu == "ncu" else a.ncu)
-    if not ncu:
-        raise SystemExit("ncu not found")
     a.out.mkdir(parents=True, exist_ok=True)
     prov = base_provenance("l2probe", touch_gpu=True)
     t0 = time.time()
-    cmd = [ncu, "--clock-control", "none", "--profile-from-start", "off", "--csv", "--page", "raw",
-           "--print-units", "base", "-k", "regex:main_kernel", "--metrics", ",".join(METRICS),
-           sys.executable, "-m", "tileroof.gpu.l2probe", "--child"]
     env = os.environ.copy()
     if a.strides:
         env["L2PROBE_STRIDES"] = a.strides
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=540, env=env)
-    text = r.stdout
-    cfg_line = [ln for ln in text.splitlines() if ln.startswith("L2PROBE-CONFIGS ")]
-    cfgs = json.loads(cfg_line[-1][len("L2PROBE-CONFIGS "):]) if cfg_line else []
-    csv = "\n".join(ln for ln in text.splitlines() if ln.startswith('"'))
-    rows = N.parse_ncu_csv(csv)
+    run = profile_child("tileroof.gpu.l2probe", METRICS, "L2PROBE-CONFIGS", 540, None if a.ncu == "ncu" else a.ncu, env)
+    cfgs, rows = run["configs"], run["metrics"]
     results = []
-    for c, row in zip(cfgs, rows):
-        m = row["metrics"]
+    for c, m in zip(cfgs, rows):
         p = c["params"]
         issued = p["grid"] * p["iters"] * p["rows"] * p["cols"] * 2
         results.append({**c, "sharers": p["iters"] // c["stride"], "issued_read_bytes": issued, "ncu": {k: m.get(k) for k in METRICS},
                         "dram_read_over_issued": (m.get("dram__bytes_read.sum") or 0) / issued})
     prov["smi_after"] = query_smi()
-    doc = {"schema": "tileroof.l2probe/1", "provenance": prov, "command": cmd, "returncode": r.returncode,
-           "wall_s": time.time() - t0, "results": results, "configs_run": len(cfgs), "rows_profiled": len(rows),
-           "stderr_tail": r.stderr[-3000:], "method": __doc__}
+    doc = {"schema": "tileroof.l2probe/1", "provenance": prov, "command": run["command"],
+           "returncode": run["returncode"], "wall_s": time.time() - t0, "results": results,
+           "configs_run": len(cfgs), "rows_profiled": len(rows), "stderr_tail": run["stderr_tail"], "method": __doc__}
     path = a.out / f"l2probe-{utc_stamp()}.json"
     path.write_text(json.dumps(doc, indent=1))
     for x in results:

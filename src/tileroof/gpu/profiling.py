@@ -4,6 +4,7 @@ per-case metrics.  A chunk that fails or times out costs its cases' counters, ne
 from __future__ import annotations
 
 import glob
+import json
 import os
 import shutil
 import signal
@@ -30,6 +31,51 @@ def find_ncu(explicit: str | None = None) -> str | None:
         if found:
             return found[-1]
     return None
+
+
+def profiled_launches(jit_fn, cfgs: list, make_args, marker: str, time_runs: int = 0) -> None:
+    """The child side of profile_child: compile every config (TileLang par_compile), run each once
+    inside a cudaProfilerStart/Stop region (event-timed `time_runs` times before, outside it, when
+    asked), and print the configs that ran on one `marker` line."""
+    import torch
+
+    from .microbench import events
+    kernels = jit_fn.par_compile([c["params"] for c in cfgs], num_workers=16, ignore_error=True)
+    done = []
+    for c, k in zip(cfgs, kernels):
+        if k is None:
+            continue
+        args = make_args(c["params"])
+        if time_runs:
+            c["stats"] = events(lambda: k(*args), time_runs)
+        torch.cuda.synchronize()
+        torch.cuda.cudart().cudaProfilerStart()
+        k(*args)
+        torch.cuda.synchronize()
+        torch.cuda.cudart().cudaProfilerStop()
+        done.append(c)
+    print(marker + " " + json.dumps(done))
+
+
+def profile_child(module: str, metrics, marker: str, timeout: float, ncu_path: str | None = None,
+                  env: dict | None = None) -> dict:
+    """Run `python -m module --child` under Nsight Compute (clocks left alone, profiling only the
+    child's cudaProfilerStart/Stop regions, kernels named main_kernel) and read back what the child
+    printed on its `marker` line (a JSON list, one entry per profiled launch) next to the per-launch
+    metrics.  Used by the probes that study one mechanism (l2probe, l2merge)."""
+    ncu = find_ncu(ncu_path)
+    if not ncu:
+        raise SystemExit("ncu not found")
+    cmd = [ncu, "--clock-control", "none", "--profile-from-start", "off", "--csv", "--page", "raw",
+           "--print-units", "base", "-k", "regex:main_kernel", "--metrics", ",".join(metrics),
+           sys.executable, "-m", module, "--child"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env or os.environ.copy())
+    lines = r.stdout.splitlines()
+    found = [ln for ln in lines if ln.startswith(marker + " ")]
+    configs = json.loads(found[-1][len(marker) + 1:]) if found else []
+    rows = N.parse_ncu_csv("\n".join(ln for ln in lines if ln.startswith('"')))
+    return {"command": cmd, "returncode": r.returncode, "stderr_tail": r.stderr[-3000:], "configs": configs,
+            "metrics": [row["metrics"] for row in rows]}
 
 
 def run_logged(cmd, log_path, timeout, env=None) -> tuple[int | None, str, bool]:
