@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -58,7 +59,11 @@ def main(argv=None) -> int:
         A = torch.randn((16 * p["block_M"], p["block_K"]), dtype=torch.float16, device="cuda")
         B = torch.randn((16 * p["block_K"], p["block_N"]), dtype=torch.float16, device="cuda")
         O = torch.empty((p["grid"] * p["block_M"], p["block_N"]), dtype=torch.float32, device="cuda")
-        c["stats"] = events(lambda: k(A, B, O), 30)
+        Tm = torch.zeros((p["grid"], 4), dtype=torch.int64, device="cuda")
+        c["stats"] = events(lambda: k(A, B, O, Tm), 30)
+        t = Tm.cpu()
+        c["sm_clock_hz"] = statistics.median(float(c1 - c0) / float(t1 - t0) * 1e9
+                                             for t0, c0, t1, c1 in t.tolist() if t1 > t0)
     fits = []
     for bm, bn, threads in SHAPES:
         pts = []
@@ -67,13 +72,19 @@ def main(argv=None) -> int:
                  if c["shape"] == [bm, bn, threads] and c["block_K"] == bk and "stats" in c}
             if len(t) == 2:
                 per_iter = (t[ITERS[1]] - t[ITERS[0]]) / (ITERS[1] - ITERS[0])
-                pts.append((bk, per_iter, 2 * bm * bn * bk / per_iter))
+                clk = statistics.median(c["sm_clock_hz"] for c in cfgs if c["shape"] == [bm, bn, threads]
+                                        and c["block_K"] == bk and c.get("sm_clock_hz"))
+                pts.append((bk, per_iter, 2 * bm * bn * bk / per_iter, clk))
         if len(pts) >= 2:
             slope, icpt = np.polyfit([x[0] for x in pts], [x[1] for x in pts], 1)
-            fits.append({"shape": [bm, bn, threads], "points": [{"block_K": b, "per_iter_s": s, "flops_per_s_sm": f}
-                                                                 for b, s, f in pts],
+            cyc_slope, cyc_icpt = np.polyfit([x[0] for x in pts], [x[1] * x[3] for x in pts], 1)
+            fits.append({"shape": [bm, bn, threads],
+                         "points": [{"block_K": b, "per_iter_s": s, "flops_per_s_sm": f, "sm_clock_hz": ck}
+                                    for b, s, f, ck in pts],
                          "intercept_s": float(icpt), "slope_s_per_k": float(slope),
-                         "tflops_sm_from_slope": 2 * bm * bn / slope / 1e12 if slope > 0 else None})
+                         "tflops_sm_from_slope": 2 * bm * bn / slope / 1e12 if slope > 0 else None,
+                         "intercept_cycles": float(cyc_icpt),
+                         "flops_per_clk_sm_from_slope": 2 * bm * bn / cyc_slope if cyc_slope > 0 else None})
     prov["smi_after"] = query_smi()
     doc = {"schema": "tileroof.gemm_pipe/1", "provenance": prov, "wall_s": time.time() - t0, "sm_count": sm,
            "configs": cfgs, "fits": fits, "method": __doc__}
@@ -82,8 +93,9 @@ def main(argv=None) -> int:
     path.write_text(json.dumps(doc, indent=1))
     for f in fits:
         pts = ", ".join(f"bk{x['block_K']} {x['per_iter_s'] * 1e9:.0f} ns" for x in f["points"])
-        print(f"{f['shape']}: {pts}; intercept {f['intercept_s'] * 1e9:.0f} ns, slope -> "
-              f"{(f['tflops_sm_from_slope'] or 0) * sm:.0f} TF/s")
+        print(f"{f['shape']}: {pts}; intercept {f['intercept_s'] * 1e9:.0f} ns = {f['intercept_cycles']:.0f} cycles, "
+              f"slope -> {(f['tflops_sm_from_slope'] or 0) * sm:.0f} TF/s = {f['flops_per_clk_sm_from_slope'] or 0:.0f} "
+              f"FLOP/clk/SM; clocks {[round(x['sm_clock_hz'] / 1e6) for x in f['points']]} MHz")
     print(f"wrote {path}")
     return 0
 
