@@ -84,7 +84,7 @@ def run(label, stack):
 def main() -> int:
     no_pipe = (model, "block_pipeline", lambda *a, **k: None)
     no_spill = (model, "spill_memory", lambda trace, counts_, dev, occ, mem: mem)
-    no_clock = (devices, "load", _without("tensor_clock_hz", "l2_merge_group"))
+    no_clock = (devices, "load", _without("tensor_clock_hz", "l2_merge_group", "gemm_iteration_cycles"))
     print("| model | holdout time med | holdout time p90 | all time med | DRAM med | DRAM worst | Kendall tau per sweep |")
     print("|---|---|---|---|---|---|---|")
     run("roofline, datasheet peaks, no L2 reuse, no WS, no pipeline", [
@@ -97,7 +97,7 @@ def main() -> int:
     run("+ warp-specialised occupancy (Hopper)", [no_pipe, no_spill, no_clock])
     # session-2 and -3 mechanisms, each switched on in turn on top of the block pipeline
     late = ["block_fixed_s", "accumulator_spill_factor", "wgmma_min_n", "loop_alu_factor", "reduce_latency_s",
-            "l2_hit_curve", "dram_stream", "tensor_clock_hz", "l2_merge_group"]
+            "l2_hit_curve", "dram_stream", "tensor_clock_hz", "l2_merge_group", "gemm_iteration_cycles"]
     base = [(memory, "dirty_at_end", lambda *a: 0.0), (counts, "accumulator_store_waste", lambda *a: 0),
             (model, "consumer_compute", _serial), (model, "buffer_hold", _whole_iteration),
             (model, "occupancy", _launch_regs), no_spill]
@@ -116,7 +116,9 @@ def main() -> int:
     run("+ spilled accumulators move through L2 (local memory)", [(devices, "load", _without(*late[7:]))])
     run("+ power-limited SM clock (cube law from the sustained-matmul clock)", [
         (devices, "load", _without(*late[8:]))])
-    run("+ L2 request coalescing: TPC mates' identical tile loads (l2merge)", [])
+    run("+ L2 request coalescing: TPC mates' identical tile loads (l2merge)", [
+        (devices, "load", _without(*late[9:]))])
+    run("+ gemm iteration = math at the per-clock peak + fixed cycles (gemm_pipe)", [])
     return 0
 
 

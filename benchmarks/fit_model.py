@@ -5,6 +5,8 @@ and write them into the device profile's [fitted] table.
 
 Constants (each a mechanism, not a per-kernel factor):
   tensor_efficiency_one_warpgroup  share of the tensor-core peak one consumer warpgroup sustains
+                                   (not fitted where the device times gemm iterations from the
+                                   measured per-clock law: model.gemm_iteration_law)
   iteration_overhead_s             fixed cost of one pipelined iteration (barrier waits, issue)
   load_latency_s                   latency of one global->shared tile load under load
 Only cases in the fit split (tileroof.score.split_of) are used; `tileroof score` then reports
@@ -62,9 +64,11 @@ def main(argv=None) -> int:
     base = devices.load(a.device)
     cases = fit_cases()
     print(f"fitting on {len(cases)} cases: sweeps {FIT_SWEEPS} + a third of the kernels")
+    grid = {k: v for k, v in GRID.items()
+            if not (k == "tensor_efficiency_one_warpgroup" and model.gemm_iteration_law(base))}
     best = None
-    for combo in itertools.product(*GRID.values()):
-        fitted = dict(zip(GRID, combo))
+    for combo in itertools.product(*grid.values()):
+        fitted = dict(zip(grid, combo))
         val = objective(cases, replace(base, fitted=fitted))
         if best is None or val < best[0]:
             best = (val, fitted)

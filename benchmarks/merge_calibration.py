@@ -67,6 +67,12 @@ def main(argv=None) -> int:
         if run.get("schema") == "tileroof.timeline/1":
             timelines.append((path, run))
             continue
+        if run.get("schema") == "tileroof.gemm_pipe/1":
+            prov = run["provenance"]
+            tables.update(derive.iteration_cost_entries(
+                run, base.tensor_flops_per_clk("fp16"),
+                f"run {path.name}, {prov.get('gpu')}, {prov.get('date_utc')}, commit {prov.get('tileroof_commit')}"))
+            continue
         if run.get("schema") == "tileroof.l2probe/1":
             prov = run["provenance"]
             tables["l2_reuse_hit_curve"] = derive.hit_curve_entry(

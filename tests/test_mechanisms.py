@@ -81,12 +81,17 @@ def test_accumulator_spill_applies_only_when_one_accumulator_does_not_fit():
     assert r_big.estimated_time > 3 * r_ok.estimated_time
     assert r_big.timing.pipeline["accumulator_spill_factor"] == dev.accumulator_spill_factor
     assert r_ok.timing.pipeline["accumulator_spill_factor"] == 1.0
-    # the factor replaces the generic fragment-spill factor on the iteration's tensor work (one
-    # consumer warpgroup, no other compute)
+    # the factor replaces the generic fragment-spill factor and multiplies the iteration's math
+    # (one consumer warpgroup, no other compute): 2 x 128 x 256 x 64 FLOP = 1024 cycles at 4096
+    # FLOP/clk/SM, plus the fixed cycles of a gemm iteration, at each kernel's modelled clock
     c_big, c_no = (r.timing.pipeline["terms_s"]["compute"] for r in (r_big, r_no))
     generic = r_no.timing.pipeline["register_spill_factor"]
     assert r_big.timing.pipeline["register_spill_factor"] == 1.0 and generic > 1.0
-    assert c_big == pytest.approx(c_no / generic * dev.accumulator_spill_factor, rel=1e-6)
+    ov, fixed = dev.fitted.get("iteration_overhead_s", 0.0), dev.gemm_iteration_cycles
+    assert dev.tensor_flops_per_clk("bf16") == 4096
+    f_big, f_no = r_big.timing.sm_clock_hz, r_no.timing.sm_clock_hz
+    assert c_big == pytest.approx((1024 * dev.accumulator_spill_factor + fixed) / f_big + ov, rel=1e-6)
+    assert c_no == pytest.approx((1024 + fixed) / f_no * generic + ov, rel=1e-6)
 
 
 def test_spilled_accumulator_moves_through_l2_and_the_hit_curve_share_to_dram():
@@ -300,3 +305,29 @@ def test_l2merge_run_shows_tpc_mates_merge():
         assert own["slice_read_over_issued"] > 0.9
         assert mates["slice_read_over_issued"] == pytest.approx(0.5, abs=0.05)
     assert devices.load("h200").l2_merge_group == 2
+
+
+@pytest.mark.parametrize("threads, cycles", [(128, 256 + 197.7), (256, max(256, 256 / 2 + 396.7))])
+def test_gemm_iteration_law_by_hand(threads, cycles):
+    """A 128x128x32 fp16 iteration is 2 x 128 x 128 x 32 / 4096 = 256 cycles of math; one consumer
+    warpgroup adds the fixed 197.7 cycles, two take max(math, math / 2 + 396.7) (the profile's
+    gemm_pipe values), at the kernel's modelled clock, plus the fitted per-iteration overhead."""
+    from tests.kernels import gemm
+    dev = devices.load("h200")
+    assert (dev.gemm_iteration_cycles, dev.gemm_iteration_cycles_overlapped) == (197.7, 396.7)
+    r = tileroof.analyze(gemm, device=dev, M=4096, N=4096, K=4096, bm=128, bn=128, bk=32, stages=3,
+                         threads=threads)
+    ov = dev.fitted.get("iteration_overhead_s", 0.0)
+    assert r.timing.pipeline["terms_s"]["compute"] == pytest.approx(cycles / r.timing.sm_clock_hz + ov, rel=1e-6)
+
+
+def test_profile_iteration_cycles_reproduce_from_the_gemm_pipe_run():
+    run = json.loads((RESULTS / "gemm_pipe-20261129T204951Z.json").read_text())
+    dev = devices.load("h200")
+    e = derive.iteration_cost_entries(run, dev.tensor_flops_per_clk("fp16"), "test")
+    assert e["gemm_iteration_cycles"]["value"] == dev.gemm_iteration_cycles
+    assert e["gemm_iteration_cycles_overlapped"]["value"] == dev.gemm_iteration_cycles_overlapped
+    # the one-warpgroup slopes of that run are the per-clock peak the catalog derives from the
+    # whitepaper (4096 FLOP/clk/SM), within 5 %
+    slopes = [f["flops_per_clk_sm_from_slope"] for f in run["fits"] if f["shape"][2] == 128]
+    assert all(abs(s / 4096 - 1) < 0.05 for s in slopes)

@@ -263,8 +263,16 @@ def spill_memory(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy
     return memory.local_spill(mem, per_iter, total_iters, resident, dev.l2_bytes, dev.l2_partitions, dev.l2_hit_curve)
 
 
-def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, mem=None):
-    """Per-block times for a kernel whose main loop is T.Pipelined, or None."""
+def gemm_iteration_law(dev: Device) -> bool:
+    """Whether the device times a pipelined gemm iteration from its parts (math at the per-clock
+    tensor peak plus the measured fixed cycles) rather than at the sustained matmul rate."""
+    return bool(dev.tensor_per_clk and dev.gemm_iteration_cycles and dev.tensor_clock_hz
+                and dev.tensor_instruction == "wgmma")
+
+
+def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, mem=None, clock_hz=None):
+    """Per-block times for a kernel whose main loop is T.Pipelined, or None.  clock_hz: the SM
+    clock the kernel runs at (default: the sustained-matmul clock dev.tensor_clock_hz)."""
     loop = pipelined_loop(trace, counts)
     if loop is None:
         return None
@@ -287,9 +295,17 @@ def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupan
     if acc_spill > 1.0:
         spill = 1.0                     # the measured factor is the whole slowdown
     n_reduce = 0
+    law = gemm_iteration_law(dev)
+    clock_hz = clock_hz or dev.tensor_clock_hz
+    math_cycles = 0.0                  # tensor work at the per-clock peak, one SM's share, all blocks
+    n_gemm = 0
     for rec, oc in loop_ops:
         t, cuda, sfu = _unit_times_per_sm(oc, dev)
         tc += t * wgmma_shape_factor(rec, dev) * acc_spill
+        if law:
+            math_cycles += sum(n / dev.tensor_flops_per_clk(dtype) for (unit, dtype), n in oc.flops.items()
+                               if unit == TENSOR) * wgmma_shape_factor(rec, dev) * acc_spill
+            n_gemm += rec.kind in ("gemm", "gemm_sp")
         # fragment arithmetic inside a loop issues below the FP32 peak (calibrate's reduce_chain:
         # 1.5x the time at the peak rate, whatever the number of warps)
         other += cuda * (dev.loop_alu_factor or 1.0) + sfu
@@ -304,10 +320,23 @@ def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupan
     n_wg = occ.consumer_warpgroups
     t_compute = consumer_compute(tc / wg_eff, other, n_wg) * spill * share / total_iters \
         + c.get("iteration_overhead_s", 0.0)
+    t_tc_iter = (tc / wg_eff) * spill * share / total_iters
+    if law and math_cycles:
+        # Hopper, measured (gemm_pipe): one consumer warpgroup's iteration is its math at the
+        # per-clock peak plus a fixed cost (barrier round trip, wgmma wait); with several, one's
+        # fixed cost hides behind the others' math until it exceeds them
+        t_math = math_cycles / total_iters / clock_hz
+        if n_wg > 1:
+            t_tens = max(t_math, t_math / n_wg + n_gemm * dev.gemm_iteration_cycles_overlapped / clock_hz)
+        else:
+            t_tens = t_math + n_gemm * dev.gemm_iteration_cycles / clock_hz
+        wg_eff = 1.0
+        t_compute = consumer_compute(t_tens, other / total_iters, n_wg) * spill * share \
+            + c.get("iteration_overhead_s", 0.0)
+        t_tc_iter = t_tens * spill * share
     # each row reduction (shuffles across the threads of a row, then a barrier) adds its latency to
     # the iteration's dependent chain (reduce_chain: ~36 ns on the H200, not hidden by more warps)
     t_compute += dev.reduce_latency_s * n_reduce / total_iters * share
-    t_tc_iter = (tc / wg_eff) * spill * share / total_iters
     # the L2 slices see the tile requests left after the two SMs of a TPC merge identical ones
     merged = mem.l2_slice_read / mem.l2_read if (mem is not None and mem.l2_read) else 1.0
     t_l2 = share * (g2s * merged / total_iters) / per_sm_l2 if per_sm_l2 else 0.0
@@ -394,7 +423,7 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
                 break
             clock = f / dev.tensor_clock_hz
             fast = replace(dev, tensor_peak={k: v * clock for k, v in dev.tensor_peak.items()})
-            pipe = block_pipeline(trace, counts, fast, occ, tile_mem)
+            pipe = block_pipeline(trace, counts, fast, occ, tile_mem, clock_hz=f)
             timed = _timed(trace, counts, fast, occ, pipe, mem, [])
         assumptions.append(f"power-limited SM clock {clock * dev.tensor_clock_hz / 1e6:.0f} MHz (tensor rates measured "
                            f"at {dev.tensor_clock_hz / 1e6:.0f} MHz), for do_bench-style timing with an L2 flush "

@@ -45,11 +45,16 @@ _SPECS = {
     "sm_pace_spread": ("pace_spread", 1),
     "sm_pace_spread_drifting": ("pace_spread_drifting", 1),
     "l2_request_merge_sms": ("l2_merge_group", 1),
+    "gemm_iteration_cycles": ("gemm_iteration_cycles", 1),
+    "gemm_iteration_cycles_overlapped": ("gemm_iteration_cycles_overlapped", 1),
     "l2_atomic_throughput_gops": ("atomic_rate_contended", 1e9),
     "atomic_throughput_distinct_gops": ("atomic_rate", 1e9),
 }
 _TENSOR = {"tensor_tflops_fp16": "fp16", "tensor_tflops_bf16": "bf16", "tensor_tflops_fp8": "fp8",
            "tensor_tflops_tf32": "tf32", "tensor_tops_int8": "int8", "tensor_tflops_fp4": "fp4"}
+_TENSOR_CLK = {"tensor_flops_per_clk_per_sm_fp16": "fp16", "tensor_flops_per_clk_per_sm_bf16": "bf16",
+               "tensor_flops_per_clk_per_sm_fp8": "fp8", "tensor_flops_per_clk_per_sm_tf32": "tf32",
+               "tensor_flops_per_clk_per_sm_int8": "int8"}
 _CUDA = {"fp32_tflops": "fp32", "fp16_tflops": "fp16", "fp64_tflops": "fp64", "bf16_tflops": "bf16"}
 
 
@@ -91,6 +96,9 @@ class Device:
     reduce_latency_s: float = 0.0         # latency one row reduction adds to a loop iteration
     pace_spread: float = 0.0              # relative std of the SMs' pace on identical blocks (typical)
     pace_spread_drifting: float = 0.0     # ... in the kernels seen to drift apart (DRAM-saturated)
+    tensor_per_clk: dict = field(default_factory=dict)  # dtype -> dense tensor FLOP per clock per SM (peak)
+    gemm_iteration_cycles: float = 0.0    # one consumer warpgroup: cycles a pipelined gemm iteration adds to its math
+    gemm_iteration_cycles_overlapped: float = 0.0  # several: cycles one's iteration adds to its share of the math
     l2_merge_group: int = 1               # SMs (one TPC) that consecutive blocks land on and whose identical
                                           # tile requests reach the L2 slices once
     atomic_rate: float = 0.0              # atomics/s to distinct addresses (all SMs)
@@ -117,6 +125,17 @@ class Device:
         if dtype in ("fp4", "int4") and "fp8" in self.tensor_peak:
             return self.tensor_peak["fp8"]
         return self.tensor_peak.get("fp16", 0.0)
+
+    def tensor_flops_per_clk(self, dtype: str) -> float:
+        """Dense tensor FLOP per clock per SM at the tensor cores' peak (0 when unknown)."""
+        t = self.tensor_per_clk
+        if dtype in t:
+            return t[dtype]
+        if dtype == "fp32" and "tf32" in t:
+            return t["tf32"]
+        if dtype in ("fp4", "int4") and "fp8" in t:
+            return t["fp8"]
+        return t.get("fp16", 0.0)
 
     def cuda_rate(self, dtype: str) -> float:
         if dtype in self.cuda_peak:
@@ -161,12 +180,15 @@ def _apply(fields: dict, specs: dict, sources: dict, cites: dict | None) -> None
         elif key in _CUDA:
             fields.setdefault("cuda_peak", {})[_CUDA[key]] = value * 1e12
             sources[f"cuda_peak.{_CUDA[key]}"] = cite
+        elif key in _TENSOR_CLK:
+            fields.setdefault("tensor_per_clk", {})[_TENSOR_CLK[key]] = float(value)
+            sources[f"tensor_per_clk.{_TENSOR_CLK[key]}"] = cite
 
 
 def from_dict(data: dict, origin: str) -> Device:
     if "spec" not in data or "key" not in data:
         raise TileroofError(f"{origin}: not a tileroof device file (needs `key` and a [spec] table)")
-    fields: dict = {"tensor_peak": {}, "cuda_peak": {}}
+    fields: dict = {"tensor_peak": {}, "cuda_peak": {}, "tensor_per_clk": {}}
     sources: dict = {}
     _apply(fields, data["spec"], sources, data.get("sources"))
     ints = {"sm_count", "l2_partitions", "regs_per_sm", "max_threads_per_sm", "max_blocks_per_sm",
@@ -181,7 +203,8 @@ def from_dict(data: dict, origin: str) -> Device:
 def apply_profile(dev: Device, profile: dict, origin: str) -> Device:
     """Overlay measured values from a calibration profile onto a catalog device."""
     measured = profile.get("measured", {})
-    fields = {"tensor_peak": dict(dev.tensor_peak), "cuda_peak": dict(dev.cuda_peak)}
+    fields = {"tensor_peak": dict(dev.tensor_peak), "cuda_peak": dict(dev.cuda_peak),
+              "tensor_per_clk": dict(dev.tensor_per_clk)}
     sources = dict(dev.sources)
     _apply(fields, measured, sources, None)
     prov = profile.get("provenance", {})

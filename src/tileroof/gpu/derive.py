@@ -163,3 +163,40 @@ def pace_entries(docs: list, where: str) -> dict:
     if ratios[cut - 1] >= 3.0:
         out["sm_pace_spread_drifting"] = entry(high, f"upper ({len(high)})")
     return out
+
+
+EXPOSED_AT = 1.1     # a two-warpgroup point counts as exposed when it takes over 1.1x its math
+
+
+def iteration_cost_entries(doc: dict, flops_per_clk: float, where: str) -> dict:
+    """gemm_iteration_cycles and gemm_iteration_cycles_overlapped from a tileroof.gpu.gemm_pipe run
+    (the per-block GPU timer and SM cycles give each point's clock): with one consumer warpgroup,
+    an iteration's cycles less its math at `flops_per_clk` (the fp16 per-clock peak), median over
+    the points; with several, the cycles less their share of the math, median over the points
+    whose time exceeds EXPOSED_AT x the math (elsewhere the other warpgroup's math hides it)."""
+    one, many = [], []
+    for f in doc.get("fits", []):
+        bm, bn, threads = f["shape"]
+        wgs = max(threads // 128, 1)
+        for p in f["points"]:
+            if not p.get("sm_clock_hz"):
+                continue
+            cycles = p["per_iter_s"] * p["sm_clock_hz"]
+            math = 2 * bm * bn * p["block_K"] / flops_per_clk
+            if wgs == 1:
+                one.append(cycles - math)
+            elif cycles > EXPOSED_AT * math:
+                many.append(cycles - math / wgs)
+    out = {}
+    base = (f"tileroof.gpu.gemm_pipe: time per pipelined gemm iteration (one block per SM, merged L2-resident "
+            f"tiles, block_K 16-128) times the block's SM clock, less its math at {flops_per_clk:.0f} FLOP/clk/SM")
+    if one:
+        out["gemm_iteration_cycles"] = {
+            "value": round(statistics.median(one), 1), "unit": "cycles", "points": [round(v) for v in one],
+            "method": f"{base}; one consumer warpgroup, median of {len(one)} points [{where}]"}
+    if many:
+        out["gemm_iteration_cycles_overlapped"] = {
+            "value": round(statistics.median(many), 1), "unit": "cycles", "points": [round(v) for v in many],
+            "method": f"{base} over the warpgroups; several consumer warpgroups, the points above {EXPOSED_AT}x "
+                      f"the math (the other's math hides the rest), median of {len(many)} [{where}]"}
+    return out
