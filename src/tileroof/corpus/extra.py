@@ -749,6 +749,18 @@ _FA_CAUSAL_D64_CONFIGS = [  # B=4 H=16 S=4096 D=64 fp16, causal: (block_M, block
     (128, 64, 2, 256), (128, 128, 1, 256), (64, 256, 2, 128), (128, 256, 2, 256),
 ]
 
+# Session 4, after the gemm iteration law: block_K and warpgroups across common tiles, and a long
+# non-causal attention, predicted before measured.
+_GEMM_BK_CONFIGS = [  # fp16 NN, M=N=8192 K=4096, all swizzled: (block_M, block_N, block_K, stages, threads)
+    (128, 128, 32, 4, 128), (128, 128, 64, 3, 128), (128, 128, 32, 4, 256), (128, 128, 64, 4, 256),
+    (128, 128, 128, 3, 256), (128, 256, 32, 4, 256), (128, 256, 64, 3, 256), (64, 256, 32, 4, 128),
+    (64, 256, 64, 3, 128), (256, 128, 32, 4, 256),
+]
+_FA_LONG_CONFIGS = [  # B=1 H=32 S=8192 D=128 fp16, not causal: (block_M, block_N, stages, threads)
+    (64, 64, 2, 128), (64, 128, 2, 128), (128, 32, 2, 256), (128, 64, 2, 256), (128, 128, 2, 256),
+    (128, 64, 2, 128), (64, 32, 2, 128), (128, 128, 1, 256),
+]
+
 
 def _rowsum_case(name, p, sweep):
     M, N, bm, bn = p["M"], p["N"], p["block_M"], p["block_N"]
@@ -837,6 +849,14 @@ def sweeps():
         name = f"sweep_facausald64_bm{bM}_bn{bN}_s{s}_t{t}"
         out.append(_fa_case(name, _fa_params(4, 16, 4096, 64, True, bM, bN, s, t),
                             sweep="fa_causal_d64", note="B=4 H=16 S=4096 D=64 fp16, causal"))
+    for bm, bn, bk, s, t in _GEMM_BK_CONFIGS:
+        name = f"sweep_gemmbk_bm{bm}_bn{bn}_bk{bk}_s{s}_t{t}"
+        out.append(_mm_case(name, _mm_params(8192, 8192, 4096, bm, bn, bk, s, t, swizzle=True),
+                            sweep="gemm_bk_fp16", note="M=N=8192 K=4096 fp16 NN, swizzled"))
+    for bM, bN, s, t in _FA_LONG_CONFIGS:
+        name = f"sweep_falong_bm{bM}_bn{bN}_s{s}_t{t}"
+        out.append(_fa_case(name, _fa_params(1, 32, 8192, 128, False, bM, bN, s, t),
+                            sweep="fa_long", note="B=1 H=32 S=8192 D=128 fp16"))
     names: dict = {}
     for c in out:                      # each sweep's configs, in the order written above
         names.setdefault(c.sweep, []).append(c.name)
