@@ -133,6 +133,7 @@ def evaluate(results: Path | None = None, device: str = "h200") -> dict:
             "measured_dram": dram, "predicted_dram": r.dram_bytes,
             "predicted_dram_if_drifting": r.timing.dram_if_drifting,
             "loop_iterations": r.timing.pipeline.get("loop_iterations", 0.0),
+            "l2_slice_bytes": r.timing.memory.l2_slice_read + r.timing.memory.l2_write,
             "counter_flops": counter_flops(ncu), "flops": r.total_flops, "bound": r.bound,
         })
     for row in rows:
@@ -162,7 +163,8 @@ def evaluate(results: Path | None = None, device: str = "h200") -> dict:
         meas = [r["measured_s"] for r in sel]
         pred = [r["predicted_s"] for r in sel]
         best = min(meas)
-        ranked = sorted(sel, key=lambda r: order_key(r["predicted_s"], r["predicted_dram"], r["loop_iterations"]))
+        ranked = sorted(sel, key=lambda r: order_key(r["predicted_s"], r["predicted_dram"], r["loop_iterations"],
+                                                     r["l2_slice_bytes"]))
         pick = ranked[0]
         keep = max(1, math.ceil(0.05 * len(sel)))
         kept = ranked[:keep]
