@@ -761,6 +761,18 @@ _FA_LONG_CONFIGS = [  # B=1 H=32 S=8192 D=128 fp16, not causal: (block_M, block_
     (128, 64, 2, 128), (64, 32, 2, 128), (128, 128, 1, 256),
 ]
 
+# Session 4, last of all: written after the L2-slice tie-break, predicted before measured.
+_GEMM_FIN_CONFIGS = [  # bf16 NT, M=6144 N=4096 K=8192: (block_M, block_N, block_K, stages, threads, swizzle)
+    (128, 256, 64, 3, 256, True), (256, 128, 64, 3, 256, True), (128, 128, 64, 4, 256, True),
+    (128, 128, 64, 3, 128, True), (128, 256, 32, 4, 256, False), (64, 256, 64, 3, 128, True),
+    (128, 64, 64, 4, 128, True), (64, 128, 64, 4, 128, False), (128, 128, 32, 4, 128, True),
+    (128, 128, 128, 3, 256, True),
+]
+_FA_FIN_CONFIGS = [  # B=2 H=32 S=8192 D=64 bf16, causal: (block_M, block_N, stages, threads)
+    (64, 64, 2, 128), (64, 128, 2, 128), (128, 64, 2, 128), (128, 128, 2, 256),
+    (128, 64, 2, 256), (128, 32, 2, 256), (64, 256, 2, 128), (128, 256, 2, 256),
+]
+
 
 def _rowsum_case(name, p, sweep):
     M, N, bm, bn = p["M"], p["N"], p["block_M"], p["block_N"]
@@ -857,6 +869,15 @@ def sweeps():
         name = f"sweep_falong_bm{bM}_bn{bN}_s{s}_t{t}"
         out.append(_fa_case(name, _fa_params(1, 32, 8192, 128, False, bM, bN, s, t),
                             sweep="fa_long", note="B=1 H=32 S=8192 D=128 fp16"))
+    for bm, bn, bk, s, t, sw in _GEMM_FIN_CONFIGS:
+        name = f"sweep_gemmfin_bm{bm}_bn{bn}_bk{bk}_s{s}_t{t}_sw{int(sw)}"
+        out.append(_mm_case(name, _mm_params(6144, 4096, 8192, bm, bn, bk, s, t, "bfloat16", "bfloat16",
+                                             trans_B=True, swizzle=sw),
+                            rtol=2e-2, sweep="gemm_fin_bf16", note="M=6144 N=4096 K=8192 bf16, B stored (N, K)"))
+    for bM, bN, s, t in _FA_FIN_CONFIGS:
+        name = f"sweep_fafin_bm{bM}_bn{bN}_s{s}_t{t}"
+        out.append(_fa_case(name, _fa_params(2, 32, 8192, 64, True, bM, bN, s, t, dtype="bfloat16"),
+                            rtol=2e-2, sweep="fa_fin_bf16", note="B=2 H=32 S=8192 D=64 bf16, causal"))
     names: dict = {}
     for c in out:                      # each sweep's configs, in the order written above
         names.setdefault(c.sweep, []).append(c.name)
