@@ -800,35 +800,40 @@ def _gemv_case(name, p, sweep):
                 note="fp16 GEMV 32768 x 8192, A and x tiles through a shared-memory pipeline")
 
 
+def _gemm_sweep(prefix, sweep, configs, M, N, K, note, in_dtype="float16", out_dtype="float16", trans_B=False,
+                rtol=1e-2, tags=(), swizzle=False):
+    """One GEMM autotuning sweep: configs are (block_M, block_N, block_K, stages, threads[, swizzle]);
+    the name carries _sw0/_sw1 when the config sets the swizzle."""
+    for cfg in configs:
+        bm, bn, bk, s, t = cfg[:5]
+        sw = cfg[5] if len(cfg) > 5 else swizzle
+        name = f"sweep_{prefix}_bm{bm}_bn{bn}_bk{bk}_s{s}_t{t}" + (f"_sw{int(sw)}" if len(cfg) > 5 else "")
+        yield _mm_case(name, _mm_params(M, N, K, bm, bn, bk, s, t, in_dtype, out_dtype, trans_B=trans_B, swizzle=sw),
+                       rtol=rtol, tags=tags, sweep=sweep, note=note)
+
+
+def _fa_sweep(prefix, sweep, configs, batch, heads, seq_len, dim, causal, note, dtype="float16", rtol=1e-2):
+    """One flash-attention autotuning sweep: configs are (block_M, block_N, stages, threads)."""
+    for bM, bN, s, t in configs:
+        yield _fa_case(f"sweep_{prefix}_bm{bM}_bn{bN}_s{s}_t{t}",
+                       _fa_params(batch, heads, seq_len, dim, causal, bM, bN, s, t, dtype=dtype),
+                       rtol=rtol, sweep=sweep, note=note)
+
+
 def sweeps():
-    out = []
-    for bM, bN, s, t in _FA_CAUSAL_CONFIGS:
-        name = f"sweep_facausal_bm{bM}_bn{bN}_s{s}_t{t}"
-        out.append(_fa_case(name, _fa_params(4, 32, 4096, 128, True, bM, bN, s, t),
-                            sweep="fa_causal", note="B=4 H=32 S=4096 D=128, causal"))
-    for bm, bn, bk, s, t, sw in _GEMM_NT_CONFIGS:
-        name = f"sweep_gemmntbf16_bm{bm}_bn{bn}_bk{bk}_s{s}_t{t}_sw{int(sw)}"
-        out.append(_mm_case(name, _mm_params(4096, 6144, 4096, bm, bn, bk, s, t, "bfloat16", "bfloat16",
-                                             trans_B=True, swizzle=sw),
-                            sweep="gemm_nt_bf16", note="M=4096 N=6144 K=4096 bf16, B stored (N, K)"))
-    for bM, bN, s, t in _FA_D64_CONFIGS:
-        name = f"sweep_fad64bf16_bm{bM}_bn{bN}_s{s}_t{t}"
-        out.append(_fa_case(name, _fa_params(2, 16, 8192, 64, False, bM, bN, s, t, dtype="bfloat16"),
-                            rtol=2e-2, sweep="fa_d64_bf16", note="B=2 H=16 S=8192 D=64 bf16"))
-    for bm, bn, bk, s, t, sw in _GEMM_WIDE_CONFIGS:
-        name = f"sweep_gemmwide_bm{bm}_bn{bn}_bk{bk}_s{s}_t{t}_sw{int(sw)}"
-        out.append(_mm_case(name, _mm_params(2048, 8192, 8192, bm, bn, bk, s, t, swizzle=sw),
-                            sweep="gemm_wide_fp16", note="M=2048 N=8192 K=8192 fp16 NN"))
-    for bM, bN, s, t in _FA_CAUSAL_BF16_CONFIGS:
-        name = f"sweep_facausalbf16_bm{bM}_bn{bN}_s{s}_t{t}"
-        out.append(_fa_case(name, _fa_params(1, 32, 8192, 128, True, bM, bN, s, t, dtype="bfloat16"),
-                            rtol=2e-2, sweep="fa_causal_bf16", note="B=1 H=32 S=8192 D=128 bf16, causal"))
-    for bm, bn, bk, s, t, sw in _GEMM_FP8_CONFIGS:
-        name = f"sweep_gemmfp8_bm{bm}_bn{bn}_bk{bk}_s{s}_t{t}_sw{int(sw)}"
-        out.append(_mm_case(name, _mm_params(4096, 4096, 8192, bm, bn, bk, s, t, "float8_e4m3fn", "bfloat16",
-                                             trans_B=True, swizzle=sw),
-                            rtol=5e-2, tags=("fp8",), sweep="gemm_fp8",
-                            note="M=N=4096 K=8192 fp8 e4m3 NT, bf16 out"))
+    bf16 = dict(in_dtype="bfloat16", out_dtype="bfloat16", rtol=2e-2)
+    out = [
+        *_fa_sweep("facausal", "fa_causal", _FA_CAUSAL_CONFIGS, 4, 32, 4096, 128, True, "B=4 H=32 S=4096 D=128, causal"),
+        *_gemm_sweep("gemmntbf16", "gemm_nt_bf16", _GEMM_NT_CONFIGS, 4096, 6144, 4096,
+                     "M=4096 N=6144 K=4096 bf16, B stored (N, K)", "bfloat16", "bfloat16", trans_B=True),
+        *_fa_sweep("fad64bf16", "fa_d64_bf16", _FA_D64_CONFIGS, 2, 16, 8192, 64, False, "B=2 H=16 S=8192 D=64 bf16",
+                   dtype="bfloat16", rtol=2e-2),
+        *_gemm_sweep("gemmwide", "gemm_wide_fp16", _GEMM_WIDE_CONFIGS, 2048, 8192, 8192, "M=2048 N=8192 K=8192 fp16 NN"),
+        *_fa_sweep("facausalbf16", "fa_causal_bf16", _FA_CAUSAL_BF16_CONFIGS, 1, 32, 8192, 128, True,
+                   "B=1 H=32 S=8192 D=128 bf16, causal", dtype="bfloat16", rtol=2e-2),
+        *_gemm_sweep("gemmfp8", "gemm_fp8", _GEMM_FP8_CONFIGS, 4096, 4096, 8192, "M=N=4096 K=8192 fp8 e4m3 NT, bf16 out",
+                     "float8_e4m3fn", "bfloat16", trans_B=True, rtol=5e-2, tags=("fp8",)),
+    ]
     for bM, bN, s, t in _ROWSUM_CONFIGS:
         name = f"sweep_rowsum_bm{bM}_bn{bN}_s{s}_t{t}"
         out.append(_rowsum_case(name, dict(M=32768, N=8192, op="sum", block_M=bM, block_N=bN, num_stages=s,
@@ -837,47 +842,25 @@ def sweeps():
         name = f"sweep_gemv_bm{bM}_bk{bK}_s{s}_t{t}"
         out.append(_gemv_case(name, dict(M=32768, K=8192, block_M=bM, block_K=bK, num_stages=s, threads=t,
                                          dtype="float16"), "gemv_fp16"))
-    for bm, bn, bk, s, t, sw in _GEMM_TALL_CONFIGS:
-        name = f"sweep_gemmtall_bm{bm}_bn{bn}_bk{bk}_s{s}_t{t}_sw{int(sw)}"
-        out.append(_mm_case(name, _mm_params(16384, 2048, 4096, bm, bn, bk, s, t, "bfloat16", "bfloat16", swizzle=sw),
-                            rtol=2e-2, sweep="gemm_tall_bf16", note="M=16384 N=2048 K=4096 bf16 NN"))
-    for bM, bN, s, t in _FA_BF16_CONFIGS:
-        name = f"sweep_fabf16_bm{bM}_bn{bN}_s{s}_t{t}"
-        out.append(_fa_case(name, _fa_params(2, 16, 4096, 128, False, bM, bN, s, t, dtype="bfloat16"),
-                            rtol=2e-2, sweep="fa_bf16", note="B=2 H=16 S=4096 D=128 bf16"))
-    for bm, bn, bk, s, t, sw in _GEMM_SQ_CONFIGS:
-        name = f"sweep_gemmsq_bm{bm}_bn{bn}_bk{bk}_s{s}_t{t}_sw{int(sw)}"
-        out.append(_mm_case(name, _mm_params(6144, 6144, 8192, bm, bn, bk, s, t, "bfloat16", "bfloat16", swizzle=sw),
-                            rtol=2e-2, sweep="gemm_sq_bf16", note="M=N=6144 K=8192 bf16 NN"))
-    for bm, bn, bk, s, t, sw in _GEMM_NTWIDE_CONFIGS:
-        name = f"sweep_gemmntwide_bm{bm}_bn{bn}_bk{bk}_s{s}_t{t}_sw{int(sw)}"
-        out.append(_mm_case(name, _mm_params(3072, 12288, 4096, bm, bn, bk, s, t, trans_B=True, swizzle=sw),
-                            sweep="gemm_ntwide_fp16", note="M=3072 N=12288 K=4096 fp16, B stored (N, K)"))
-    for bm, bn, bk, s, t, sw in _GEMM_MID_CONFIGS:
-        name = f"sweep_gemmmid_bm{bm}_bn{bn}_bk{bk}_s{s}_t{t}_sw{int(sw)}"
-        out.append(_mm_case(name, _mm_params(8192, 4096, 6144, bm, bn, bk, s, t, swizzle=sw),
-                            sweep="gemm_mid_fp16", note="M=8192 N=4096 K=6144 fp16 NN"))
-    for bM, bN, s, t in _FA_CAUSAL_D64_CONFIGS:
-        name = f"sweep_facausald64_bm{bM}_bn{bN}_s{s}_t{t}"
-        out.append(_fa_case(name, _fa_params(4, 16, 4096, 64, True, bM, bN, s, t),
-                            sweep="fa_causal_d64", note="B=4 H=16 S=4096 D=64 fp16, causal"))
-    for bm, bn, bk, s, t in _GEMM_BK_CONFIGS:
-        name = f"sweep_gemmbk_bm{bm}_bn{bn}_bk{bk}_s{s}_t{t}"
-        out.append(_mm_case(name, _mm_params(8192, 8192, 4096, bm, bn, bk, s, t, swizzle=True),
-                            sweep="gemm_bk_fp16", note="M=N=8192 K=4096 fp16 NN, swizzled"))
-    for bM, bN, s, t in _FA_LONG_CONFIGS:
-        name = f"sweep_falong_bm{bM}_bn{bN}_s{s}_t{t}"
-        out.append(_fa_case(name, _fa_params(1, 32, 8192, 128, False, bM, bN, s, t),
-                            sweep="fa_long", note="B=1 H=32 S=8192 D=128 fp16"))
-    for bm, bn, bk, s, t, sw in _GEMM_FIN_CONFIGS:
-        name = f"sweep_gemmfin_bm{bm}_bn{bn}_bk{bk}_s{s}_t{t}_sw{int(sw)}"
-        out.append(_mm_case(name, _mm_params(6144, 4096, 8192, bm, bn, bk, s, t, "bfloat16", "bfloat16",
-                                             trans_B=True, swizzle=sw),
-                            rtol=2e-2, sweep="gemm_fin_bf16", note="M=6144 N=4096 K=8192 bf16, B stored (N, K)"))
-    for bM, bN, s, t in _FA_FIN_CONFIGS:
-        name = f"sweep_fafin_bm{bM}_bn{bN}_s{s}_t{t}"
-        out.append(_fa_case(name, _fa_params(2, 32, 8192, 64, True, bM, bN, s, t, dtype="bfloat16"),
-                            rtol=2e-2, sweep="fa_fin_bf16", note="B=2 H=32 S=8192 D=64 bf16, causal"))
+    out += [
+        *_gemm_sweep("gemmtall", "gemm_tall_bf16", _GEMM_TALL_CONFIGS, 16384, 2048, 4096, "M=16384 N=2048 K=4096 bf16 NN",
+                     **bf16),
+        *_fa_sweep("fabf16", "fa_bf16", _FA_BF16_CONFIGS, 2, 16, 4096, 128, False, "B=2 H=16 S=4096 D=128 bf16",
+                   dtype="bfloat16", rtol=2e-2),
+        *_gemm_sweep("gemmsq", "gemm_sq_bf16", _GEMM_SQ_CONFIGS, 6144, 6144, 8192, "M=N=6144 K=8192 bf16 NN", **bf16),
+        *_gemm_sweep("gemmntwide", "gemm_ntwide_fp16", _GEMM_NTWIDE_CONFIGS, 3072, 12288, 4096,
+                     "M=3072 N=12288 K=4096 fp16, B stored (N, K)", trans_B=True),
+        *_gemm_sweep("gemmmid", "gemm_mid_fp16", _GEMM_MID_CONFIGS, 8192, 4096, 6144, "M=8192 N=4096 K=6144 fp16 NN"),
+        *_fa_sweep("facausald64", "fa_causal_d64", _FA_CAUSAL_D64_CONFIGS, 4, 16, 4096, 64, True,
+                   "B=4 H=16 S=4096 D=64 fp16, causal"),
+        *_gemm_sweep("gemmbk", "gemm_bk_fp16", _GEMM_BK_CONFIGS, 8192, 8192, 4096, "M=N=8192 K=4096 fp16 NN, swizzled",
+                     swizzle=True),
+        *_fa_sweep("falong", "fa_long", _FA_LONG_CONFIGS, 1, 32, 8192, 128, False, "B=1 H=32 S=8192 D=128 fp16"),
+        *_gemm_sweep("gemmfin", "gemm_fin_bf16", _GEMM_FIN_CONFIGS, 6144, 4096, 8192,
+                     "M=6144 N=4096 K=8192 bf16, B stored (N, K)", trans_B=True, **bf16),
+        *_fa_sweep("fafin", "fa_fin_bf16", _FA_FIN_CONFIGS, 2, 32, 8192, 64, True, "B=2 H=32 S=8192 D=64 bf16, causal",
+                   dtype="bfloat16", rtol=2e-2),
+    ]
     names: dict = {}
     for c in out:                      # each sweep's configs, in the order written above
         names.setdefault(c.sweep, []).append(c.name)
