@@ -378,7 +378,8 @@ def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupan
     return block_times, {"iteration_s": t_iter, "stages": stages, "loop_iterations": total_iters / nblocks, "iteration_bound": max(terms, key=terms.get),
                          "terms_s": terms, "tensor_efficiency": wg_eff, "prologue_epilogue_s": prologue + t_rest,
                          "register_spill_factor": spill, "accumulator_spill_factor": acc_spill,
-                         "reductions_per_iteration": n_reduce / total_iters, "consumer_warpgroups": n_wg}
+                         "reductions_per_iteration": n_reduce / total_iters, "consumer_warpgroups": n_wg,
+                         "gemm_iteration_law": bool(law and math_cycles)}
 
 
 def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
@@ -401,6 +402,12 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
                 f"if the SMs drift apart (pace spread {dev.pace_spread_drifting:.1%}, as in DRAM-saturated "
                 f"unswizzled GEMMs) blocks sharing a tile reach it too far apart and DRAM traffic rises to "
                 f"{dram_if_drifting / 1e9:.2f} GB; a swizzled launch order (T.use_swizzle) keeps sharers together")
+    if pipe is not None and pipe[1].get("gemm_iteration_law"):
+        assumptions.append(
+            f"each gemm of the pipelined loop: math at {dev.tensor_flops_per_clk('fp16'):.0f} FLOP/clk/SM (fp16) at the "
+            f"modelled clock, plus {dev.gemm_iteration_cycles:.0f} cycles with one consumer warpgroup, or "
+            f"max(math, math / n + {dev.gemm_iteration_cycles_overlapped:.0f} cycles) with n (tileroof.gpu.gemm_pipe "
+            "on an H200; the device's sources say where its values come from)")
     if "fitted" in dev.sources:
         assumptions.append(f"pipeline constants {dev.sources['fitted']}")
     if occ.warp_specialized:
