@@ -318,22 +318,22 @@ def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupan
     # blocks resident on one SM share its tensor cores, ALUs and L2 port
     share = occ.blocks_per_sm
     n_wg = occ.consumer_warpgroups
-    t_compute = consumer_compute(tc / wg_eff, other, n_wg) * spill * share / total_iters \
-        + c.get("iteration_overhead_s", 0.0)
-    t_tc_iter = (tc / wg_eff) * spill * share / total_iters
     if law and math_cycles:
         # Hopper, measured (gemm_pipe): one consumer warpgroup's iteration is its math at the
         # per-clock peak plus a fixed cost (barrier round trip, wgmma wait); with several, one's
         # fixed cost hides behind the others' math until it exceeds them
+        wg_eff = 1.0
         t_math = math_cycles / total_iters / clock_hz
         if n_wg > 1:
             t_tens = max(t_math, t_math / n_wg + n_gemm * dev.gemm_iteration_cycles_overlapped / clock_hz)
         else:
             t_tens = t_math + n_gemm * dev.gemm_iteration_cycles / clock_hz
-        wg_eff = 1.0
-        t_compute = consumer_compute(t_tens, other / total_iters, n_wg) * spill * share \
-            + c.get("iteration_overhead_s", 0.0)
+        t_compute = consumer_compute(t_tens, other / total_iters, n_wg) * spill * share
         t_tc_iter = t_tens * spill * share
+    else:
+        t_compute = consumer_compute(tc / wg_eff, other, n_wg) * spill * share / total_iters
+        t_tc_iter = (tc / wg_eff) * spill * share / total_iters
+    t_compute += c.get("iteration_overhead_s", 0.0)
     # each row reduction (shuffles across the threads of a row, then a barrier) adds its latency to
     # the iteration's dependent chain (reduce_chain: ~36 ns on the H200, not hidden by more warps)
     t_compute += dev.reduce_latency_s * n_reduce / total_iters * share
@@ -375,7 +375,8 @@ def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupan
     prologue = dev.block_fixed_s or latency
     block_times = iters * t_iter + prologue + t_rest
     terms = {"compute": t_compute, "l2": t_l2, "latency": t_latency}
-    return block_times, {"iteration_s": t_iter, "stages": stages, "loop_iterations": total_iters / nblocks, "iteration_bound": max(terms, key=terms.get),
+    return block_times, {"iteration_s": t_iter, "stages": stages, "loop_iterations": total_iters / nblocks,
+                         "iteration_bound": max(terms, key=terms.get),
                          "terms_s": terms, "tensor_efficiency": wg_eff, "prologue_epilogue_s": prologue + t_rest,
                          "register_spill_factor": spill, "accumulator_spill_factor": acc_spill,
                          "reductions_per_iteration": n_reduce / total_iters, "consumer_warpgroups": n_wg,
