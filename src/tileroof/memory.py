@@ -16,7 +16,7 @@ Pure functions over the trace, counts and device; no I/O, no TVM.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -148,8 +148,10 @@ def local_spill(mem: MemoryEstimate, bytes_per_iteration: float, block_iteration
     assumptions = mem.assumptions + [
         f"register spill: {bytes_per_iteration / 1024:.0f} KiB stored and reloaded per block-iteration "
         f"({2 * moved / 1e9:.2f} GB at L2, {2 * miss / 1e6:.0f} MB at DRAM)"]
-    return MemoryEstimate(int(round(mem.dram_read + miss)), int(round(mem.dram_write + miss)),
-                          int(round(mem.l2_read + moved)), int(round(mem.l2_write + moved)), per_operand, assumptions)
+    return replace(mem, dram_read=int(round(mem.dram_read + miss)), dram_write=int(round(mem.dram_write + miss)),
+                   l2_read=int(round(mem.l2_read + moved)), l2_write=int(round(mem.l2_write + moved)),
+                   per_operand=per_operand, assumptions=assumptions,
+                   l2_read_merged=None if mem.l2_read_merged is None else int(round(mem.l2_read_merged + moved)))
 
 
 def drift_misses(followers: list, working_set, slots: int, drift: float, capacity: float,
