@@ -157,14 +157,16 @@ def test_drifting_gemms_measured_dram_matches_the_drifting_estimate(name):
 
 
 def test_rank_ties_ordered_by_dram():
-    assert order_key(1e-3, 5e8) < order_key(1e-3, 6e8)
-    assert order_key(1e-3 * (1 + 1e-9), 6e8) < order_key(1e-3 * (1 + 1e-9), 7e8)
-    assert order_key(0.9e-3, 9e9) < order_key(1e-3, 1)            # a real time difference wins
+    assert order_key(1e-3, dram_bytes=5e8) < order_key(1e-3, dram_bytes=6e8)
+    assert order_key(1e-3 * (1 + 1e-9), dram_bytes=6e8) < order_key(1e-3 * (1 + 1e-9), dram_bytes=7e8)
+    assert order_key(0.9e-3, dram_bytes=9e9) < order_key(1e-3, dram_bytes=1)   # a real time difference wins
     # equal estimates: less L2 slice traffic first, then fewer main-loop iterations, then less DRAM
-    assert order_key(1e-3, 9e8, 128, 1e9) < order_key(1e-3, 5e8, 64, 2e9)
-    assert order_key(1e-3, 9e8, 64) < order_key(1e-3, 5e8, 128)
-    assert order_key(1e-3, 5e8, 64) < order_key(1e-3, 9e8, 64)
-    assert order_key(0.9e-3, 9e8, 128, 9e9) < order_key(1e-3, 5e8, 64, 1e9)
+    assert order_key(1e-3, l2_slice_bytes=1e9, loop_iterations=128, dram_bytes=9e8) < \
+        order_key(1e-3, l2_slice_bytes=2e9, loop_iterations=64, dram_bytes=5e8)
+    assert order_key(1e-3, loop_iterations=64, dram_bytes=9e8) < order_key(1e-3, loop_iterations=128, dram_bytes=5e8)
+    assert order_key(1e-3, loop_iterations=64, dram_bytes=5e8) < order_key(1e-3, loop_iterations=64, dram_bytes=9e8)
+    assert order_key(0.9e-3, l2_slice_bytes=9e9, loop_iterations=128, dram_bytes=9e8) < \
+        order_key(1e-3, l2_slice_bytes=1e9, loop_iterations=64, dram_bytes=5e8)
 
 
 def test_profile_microbenchmark_values_reproduce_from_recorded_runs():

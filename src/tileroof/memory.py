@@ -80,6 +80,11 @@ class MemoryEstimate:
         return self.l2_read if self.l2_read_merged is None else self.l2_read_merged
 
     @property
+    def l2_slice_bytes(self) -> int:
+        """Reads and writes at the L2 slices (reads after TPC merging)."""
+        return self.l2_slice_read + self.l2_write
+
+    @property
     def dram_bytes(self) -> int:
         return self.dram_read + self.dram_write
 

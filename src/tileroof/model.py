@@ -492,7 +492,7 @@ def _timed(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, pipe
     if shared and dev.shared_bw and not occ.warp_specialized:
         res["shared"] = shared / dev.shared_bw
     if dev.l2_bw:
-        res["l2"] = (mem.l2_slice_read + mem.l2_write + counts.excess.get(("global", "sector_waste"), 0)) / dev.l2_bw
+        res["l2"] = (mem.l2_slice_bytes + counts.excess.get(("global", "sector_waste"), 0)) / dev.l2_bw
     else:
         assumptions.append(f"{dev.name}: no L2 bandwidth in the catalog, L2 not timed")
     if dev.dram_bw:

@@ -10,16 +10,18 @@ from .errors import TileroofError
 TIE_RTOL = 1e-6
 
 
-def order_key(estimated_time: float, dram_bytes: float, loop_iterations: float = 0.0, l2_slice_bytes: float = 0.0):
+def order_key(estimated_time: float, *, l2_slice_bytes: float = 0.0, loop_iterations: float = 0.0,
+              dram_bytes: float = 0.0):
     """Sort key for configs: estimated time; estimates within TIE_RTOL of each other (the same
     work on the same bound, usually the tensor cores) are ordered by what the model's max() over
-    resources does not charge them: first the bytes they put on the L2 slices (after TPC mates'
-    requests merge: less contention below the compute bound), then main-loop iterations per block
-    (each pays a fixed cost besides its math: tileroof.gpu.gemm_pipe), then DRAM traffic."""
+    resources does not charge them, in the order of the keywords: first the bytes they put on the
+    L2 slices (after TPC mates' requests merge: less contention below the compute bound), then
+    main-loop iterations per block (each pays a fixed cost besides its math:
+    tileroof.gpu.gemm_pipe), then DRAM traffic."""
+    ties = (l2_slice_bytes or 0, loop_iterations or 0, dram_bytes or 0)
     if not math.isfinite(estimated_time) or estimated_time <= 0:
-        return (math.inf, l2_slice_bytes or 0, loop_iterations or 0, dram_bytes or 0)
-    return (round(math.log(estimated_time) / math.log1p(TIE_RTOL)), l2_slice_bytes or 0, loop_iterations or 0,
-            dram_bytes or 0)
+        return (math.inf, *ties)
+    return (round(math.log(estimated_time) / math.log1p(TIE_RTOL)), *ties)
 
 
 def rank_configs(kernel, base: dict, configs: list[dict], device=None) -> list[dict]:
@@ -37,8 +39,7 @@ def rank_configs(kernel, base: dict, configs: list[dict], device=None) -> list[d
             continue
         out.append({"config": cfg, "estimated_time": r.estimated_time, "bound": r.bound,
                     "total_flops": r.total_flops, "dram_bytes": r.dram_bytes, "partial": r.partial,
-                    "loop_iterations": r.timing.pipeline.get("loop_iterations", 0.0),
-                    "l2_slice_bytes": r.timing.memory.l2_slice_read + r.timing.memory.l2_write})
-    out.sort(key=lambda x: order_key(x["estimated_time"], x.get("dram_bytes", 0), x.get("loop_iterations", 0.0),
-                                     x.get("l2_slice_bytes", 0)))
+                    "loop_iterations": r.loop_iterations, "l2_slice_bytes": r.l2_slice_bytes})
+    out.sort(key=lambda x: order_key(x["estimated_time"], l2_slice_bytes=x.get("l2_slice_bytes", 0),
+                                     loop_iterations=x.get("loop_iterations", 0), dram_bytes=x.get("dram_bytes", 0)))
     return out

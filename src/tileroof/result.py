@@ -50,6 +50,15 @@ class Result:
         return self.timing.memory.dram_bytes
 
     @property
+    def l2_slice_bytes(self) -> int:
+        return self.timing.memory.l2_slice_bytes
+
+    @property
+    def loop_iterations(self) -> float:
+        """Main-loop (T.Pipelined) iterations per block, 0 without one."""
+        return self.timing.pipeline.get("loop_iterations", 0.0)
+
+    @property
     def estimated_time(self) -> float:
         return self.timing.time_s
 
@@ -103,7 +112,7 @@ class Result:
             "dram_write_bytes": t.memory.dram_write,
             "l2_bytes": t.memory.l2_read + t.memory.l2_write,
             # what reaches the L2 slices: reads after the TPC mates' identical requests merge
-            "l2_slice_bytes": t.memory.l2_slice_read + t.memory.l2_write,
+            "l2_slice_bytes": self.l2_slice_bytes,
             "dram_bytes_if_drifting": t.dram_if_drifting,
             "sm_clock_hz": t.sm_clock_hz,
             "estimated_time": t.time_s,

@@ -132,8 +132,7 @@ def evaluate(results: Path | None = None, device: str = "h200") -> dict:
             "measured_s": t["median_s"], "predicted_s": r.estimated_time,
             "measured_dram": dram, "predicted_dram": r.dram_bytes,
             "predicted_dram_if_drifting": r.timing.dram_if_drifting,
-            "loop_iterations": r.timing.pipeline.get("loop_iterations", 0.0),
-            "l2_slice_bytes": r.timing.memory.l2_slice_read + r.timing.memory.l2_write,
+            "loop_iterations": r.loop_iterations, "l2_slice_bytes": r.l2_slice_bytes,
             "counter_flops": counter_flops(ncu), "flops": r.total_flops, "bound": r.bound,
         })
     for row in rows:
@@ -163,8 +162,9 @@ def evaluate(results: Path | None = None, device: str = "h200") -> dict:
         meas = [r["measured_s"] for r in sel]
         pred = [r["predicted_s"] for r in sel]
         best = min(meas)
-        ranked = sorted(sel, key=lambda r: order_key(r["predicted_s"], r["predicted_dram"], r["loop_iterations"],
-                                                     r["l2_slice_bytes"]))
+        ranked = sorted(sel, key=lambda r: order_key(r["predicted_s"], l2_slice_bytes=r["l2_slice_bytes"],
+                                                     loop_iterations=r["loop_iterations"],
+                                                     dram_bytes=r["predicted_dram"]))
         pick = ranked[0]
         keep = max(1, math.ceil(0.05 * len(sel)))
         kept = ranked[:keep]
