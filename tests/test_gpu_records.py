@@ -126,3 +126,16 @@ def test_cli_help_runs_without_gpu():
 
 def test_version():
     assert tileroof_version()
+
+
+def test_write_record_names_and_finishes_the_probe_record(tmp_path):
+    import json
+    import time
+
+    from tileroof.gpu.provenance import base_provenance, write_record
+    prov = base_provenance("gemm_pipe", touch_gpu=False)
+    path = write_record(tmp_path / "out", prov, time.time() - 1.0, {"fits": []}, "method text")
+    doc = json.loads(path.read_text())
+    assert path.name.startswith("gemm_pipe-") and path.suffix == ".json"
+    assert doc["schema"] == "tileroof.gemm_pipe/1" and doc["method"] == "method text" and doc["fits"] == []
+    assert doc["wall_s"] >= 1.0 and "smi_after" in doc["provenance"] and doc["provenance"]["tool"] == "gemm_pipe"

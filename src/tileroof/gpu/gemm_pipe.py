@@ -10,7 +10,6 @@ slope the math.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import time
@@ -44,7 +43,7 @@ def main(argv=None) -> int:
     import torch
 
     from .microbench import events
-    from .provenance import base_provenance, query_smi, utc_stamp
+    from .provenance import base_provenance, write_record
     from .tl_kernels import gemm_pipe
     prov = base_provenance("gemm_pipe", touch_gpu=True)
     t0 = time.time()
@@ -85,12 +84,7 @@ def main(argv=None) -> int:
                          "tflops_sm_from_slope": 2 * bm * bn / slope / 1e12 if slope > 0 else None,
                          "intercept_cycles": float(cyc_icpt),
                          "flops_per_clk_sm_from_slope": 2 * bm * bn / cyc_slope if cyc_slope > 0 else None})
-    prov["smi_after"] = query_smi()
-    doc = {"schema": "tileroof.gemm_pipe/1", "provenance": prov, "wall_s": time.time() - t0, "sm_count": sm,
-           "configs": cfgs, "fits": fits, "method": __doc__}
-    path = a.out / f"gemm_pipe-{utc_stamp()}.json"
-    a.out.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(doc, indent=1))
+    path = write_record(a.out, prov, t0, {"sm_count": sm, "configs": cfgs, "fits": fits}, __doc__)
     for f in fits:
         pts = ", ".join(f"bk{x['block_K']} {x['per_iter_s'] * 1e9:.0f} ns" for x in f["points"])
         print(f"{f['shape']}: {pts}; intercept {f['intercept_s'] * 1e9:.0f} ns = {f['intercept_cycles']:.0f} cycles, "

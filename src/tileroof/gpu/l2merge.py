@@ -12,7 +12,6 @@ of neighbouring TPCs: if only TPC mates merge, the first halves the sectors and 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -61,8 +60,7 @@ def main(argv=None) -> int:
     if a.child:
         return child()
     from .profiling import profile_child
-    from .provenance import base_provenance, query_smi, utc_stamp
-    a.out.mkdir(parents=True, exist_ok=True)
+    from .provenance import base_provenance, write_record
     prov = base_provenance("l2merge", touch_gpu=True)
     t0 = time.time()
     run = profile_child("tileroof.gpu.l2merge", METRICS, "L2MERGE-CONFIGS", 400, None if a.ncu == "ncu" else a.ncu)
@@ -76,12 +74,9 @@ def main(argv=None) -> int:
                         "slice_read_over_issued": sectors * 32 / issued,
                         "delivered_gbps": issued / c["stats"]["median_s"] / 1e9,
                         "slice_read_gbps": sectors * 32 / c["stats"]["median_s"] / 1e9})
-    prov["smi_after"] = query_smi()
-    doc = {"schema": "tileroof.l2merge/1", "provenance": prov, "command": run["command"],
-           "returncode": run["returncode"], "wall_s": time.time() - t0, "results": results,
-           "configs_run": len(cfgs), "rows_profiled": len(rows), "stderr_tail": run["stderr_tail"], "method": __doc__}
-    path = a.out / f"l2merge-{utc_stamp()}.json"
-    path.write_text(json.dumps(doc, indent=1))
+    path = write_record(a.out, prov, t0, {"command": run["command"], "returncode": run["returncode"],
+                                          "results": results, "configs_run": len(cfgs), "rows_profiled": len(rows),
+                                          "stderr_tail": run["stderr_tail"]}, __doc__)
     for x in results:
         print(f"tile {x['tile_bytes'] >> 10} KiB group {x['group']:3d} offset {x['offset']}: L2 read sectors / issued "
               f"{x['slice_read_over_issued']:.3f}, delivered {x['delivered_gbps']:.0f} GB/s, "

@@ -13,7 +13,6 @@ larger working sets to measure reuse (run of 18:28 UTC: uninformative, not recor
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -63,8 +62,7 @@ def main(argv=None) -> int:
     if a.child:
         return child()
     from .profiling import profile_child
-    from .provenance import base_provenance, query_smi, utc_stamp
-    a.out.mkdir(parents=True, exist_ok=True)
+    from .provenance import base_provenance, write_record
     prov = base_provenance("l2probe", touch_gpu=True)
     t0 = time.time()
     env = os.environ.copy()
@@ -78,12 +76,9 @@ def main(argv=None) -> int:
         issued = p["grid"] * p["iters"] * p["rows"] * p["cols"] * 2
         results.append({**c, "sharers": p["iters"] // c["stride"], "issued_read_bytes": issued, "ncu": {k: m.get(k) for k in METRICS},
                         "dram_read_over_issued": (m.get("dram__bytes_read.sum") or 0) / issued})
-    prov["smi_after"] = query_smi()
-    doc = {"schema": "tileroof.l2probe/1", "provenance": prov, "command": run["command"],
-           "returncode": run["returncode"], "wall_s": time.time() - t0, "results": results,
-           "configs_run": len(cfgs), "rows_profiled": len(rows), "stderr_tail": run["stderr_tail"], "method": __doc__}
-    path = a.out / f"l2probe-{utc_stamp()}.json"
-    path.write_text(json.dumps(doc, indent=1))
+    path = write_record(a.out, prov, t0, {"command": run["command"], "returncode": run["returncode"],
+                                          "results": results, "configs_run": len(cfgs), "rows_profiled": len(rows),
+                                          "stderr_tail": run["stderr_tail"]}, __doc__)
     for x in results:
         print(f"W {x['working_set_bytes'] / 2**20:5.1f} MiB stride {x['stride']}: DRAM read / issued "
               f"{x['dram_read_over_issued']:.3f}  ({x['ncu']['dram__bytes_read.sum'] / 1e6:.1f} MB)")

@@ -11,7 +11,10 @@ import re
 import shlex
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+from .records import write_json_atomic
 
 SMI_FIELDS = ("name", "driver_version", "clocks.sm", "clocks.mem", "clocks.max.sm",
               "clocks.max.mem", "temperature.gpu", "power.draw")
@@ -191,3 +194,16 @@ def base_provenance(tool: str, touch_gpu: bool = True) -> dict:
     }
     prov.update(torch_info(touch_gpu))
     return prov
+
+
+def write_record(out_dir: Path, prov: dict, t0: float, body: dict, method: str) -> Path:
+    """Finish a probe's record (the clocks after, the wall time since t0) and write it as
+    `<tool>-<UTC stamp>.json` under out_dir (records.write_json_atomic), schema
+    `tileroof.<tool>/1` (the tool named by base_provenance)."""
+    tool = prov["tool"]
+    prov["smi_after"] = query_smi()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"{tool}-{utc_stamp()}.json"
+    write_json_atomic(path, {"schema": f"tileroof.{tool}/1", "provenance": prov, "wall_s": time.time() - t0, **body,
+                             "method": method})
+    return path

@@ -10,7 +10,6 @@ in an unswizzled grid) the gap between their starts, per wave, over the block du
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import time
 from pathlib import Path
@@ -81,7 +80,7 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     import torch
 
-    from .provenance import base_provenance, query_smi, utc_stamp
+    from .provenance import base_provenance, write_record
     from .derive import sm_pace
     from .timing import flush_buffer
     from .tl_kernels import timed_matmul
@@ -147,12 +146,7 @@ def main(argv=None) -> int:
               + " ".join(f"{w['sharer_gap_median_over_T']:.2f}" if w["sharer_gap_median_over_T"] is not None else "-"
                          for w in summ[-1]["waves"]))
         del A, B, C, times
-    prov["smi_after"] = query_smi()
-    doc = {"schema": "tileroof.timeline/1", "provenance": prov, "wall_s": time.time() - t0, "sm_count": sm,
-           "results": results, "method": __doc__}
-    a.out.mkdir(parents=True, exist_ok=True)
-    path = a.out / f"timeline-{utc_stamp()}.json"
-    path.write_text(json.dumps(doc))
+    path = write_record(a.out, prov, t0, {"sm_count": sm, "results": results}, __doc__)
     print(f"wrote {path}")
     return 0
 
