@@ -16,6 +16,7 @@ import sys
 
 import numpy as np
 
+from tileroof.gpu.derive import per_sm_block_means
 from tileroof.score import DEFAULT_RESULTS
 
 
@@ -27,11 +28,11 @@ def kernels(results=DEFAULT_RESULTS):
         for r in d["results"]:
             if "start_ns" not in r:
                 continue
-            s, e, sm = np.array(r["start_ns"]), np.array(r["end_ns"]), np.array(r["smid"])
-            m = np.array([(e[sm == k] - s[sm == k]).mean() if (sm == k).any() else np.nan for k in range(sms)])
+            means = per_sm_block_means(r["start_ns"], r["end_ns"], r["smid"])
+            m = np.array([means.get(k, np.nan) for k in range(sms)])
             m = m / np.nanmean(m)
             out.append({"file": f.split("/")[-1], "params": r["params"], "rel": m, "spread": float(np.nanstd(m)),
-                        "kernel_us": (e.max() - s.min()) / 1e3})
+                        "kernel_us": (max(r["end_ns"]) - min(r["start_ns"])) / 1e3})
     return out
 
 

@@ -122,13 +122,18 @@ def stream_table_entry(res: dict, where: str) -> dict:
 PACE_MIN_KERNEL_NS = 400_000     # shorter runs: per-SM means over too few blocks, launch skew dominates
 
 
-def sm_pace(start_ns, end_ns, smid) -> dict:
-    """How evenly the SMs ran identical blocks: the mean block time of each SM, and the relative
-    std and range of those means."""
+def per_sm_block_means(start_ns, end_ns, smid) -> dict:
+    """SM id -> the mean duration of the blocks that SM ran."""
     per_sm: dict = {}
     for s, e, sm in zip(start_ns, end_ns, smid):
         per_sm.setdefault(sm, []).append(e - s)
-    means = [statistics.fmean(v) for v in per_sm.values()]
+    return {sm: statistics.fmean(v) for sm, v in per_sm.items()}
+
+
+def sm_pace(start_ns, end_ns, smid) -> dict:
+    """How evenly the SMs ran identical blocks: the mean block time of each SM, and the relative
+    std and range of those means."""
+    means = list(per_sm_block_means(start_ns, end_ns, smid).values())
     mean = statistics.fmean(means)
     return {"std_over_mean": statistics.pstdev(means) / mean, "range_over_mean": (max(means) - min(means)) / mean,
             "sms": len(means)}
