@@ -181,11 +181,11 @@ def drift_misses(followers: list, working_set, slots: int, drift: float, capacit
         return out
     # deciles of |normal| with median 1
     q = np.sqrt(2.0) * _erfinv(np.arange(0.05, 1.0, 0.1)) / 0.6745
-    # no sharer can miss when even the longest distance (no re-fetches yet) is one the cache holds
-    # whole (the feedback only starts from misses)
     # each follower's median gap to its sharer, in block times
     gaps = {i: f[1] / slots * np.minimum(drift * (f[0] + 0.5), 1.0)
             for i, f in enumerate(followers) if f is not None and f[0].size}
+    # no sharer can miss when even the longest distance (no re-fetches yet) is one the cache holds
+    # whole (the feedback only starts from misses)
     sure_hit = hit_curve[0][0] if hit_curve else capacity
     longest = max(float((g * working_set[followers[i][0]]).max()) for i, g in gaps.items())
     if longest * q[-1] <= sure_hit:
@@ -287,13 +287,14 @@ def estimate(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: int
             tiled.append((rec, op, nbytes, None))
             merged_read += nbytes
             continue
-        per_block_bytes = nbytes * weights / weights.sum() / op.reuse_in_block
+        issued_per_block = nbytes * weights / weights.sum()
+        per_block_bytes = issued_per_block / op.reuse_in_block
         nkeys = int(keys.max()) + 1
         if merge_group > 1:
             # the same tile read by the blocks of one TPC in one wave counts once at the slices
             group = (wave_of * ntpc + tpc_of) * nkeys + keys
             _, inv, cnt = np.unique(group, return_inverse=True, return_counts=True)
-            merged_read += float((per_block_bytes * op.reuse_in_block / cnt[inv.reshape(-1)]).sum())
+            merged_read += float((issued_per_block / cnt[inv.reshape(-1)]).sum())
         else:
             merged_read += nbytes
         pair = wave_of * nkeys + keys

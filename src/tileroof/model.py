@@ -238,11 +238,15 @@ def pipelined_loop(trace: KernelTrace, counts: Counts):
     return (loop_ops, iters, total_iters) if total_iters > 0 else None
 
 
+def consumer_registers(occ: Occupancy) -> tuple[int, int]:
+    """(consumer threads per block, registers one consumer thread has)."""
+    return max(occ.consumer_warpgroups * 128, 1), occ.consumer_regs_per_thread or occ.regs_per_thread
+
+
 def spilled_accumulators(loop_ops, occ: Occupancy) -> list:
     """The loop's gemms whose accumulator alone (one register per element of a consumer thread's
     share, plus the thread's base registers) does not fit the registers a consumer thread has."""
-    consumer_threads = max(occ.consumer_warpgroups * 128, 1)
-    regs = occ.consumer_regs_per_thread or occ.regs_per_thread
+    consumer_threads, regs = consumer_registers(occ)
     if not regs:
         return []
     return [rec for rec, _ in loop_ops if rec.kind in ("gemm", "gemm_sp")
@@ -283,9 +287,8 @@ def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupan
     wg_eff = c.get("tensor_efficiency_one_warpgroup", 1.0) if one_wg else 1.0
     tc = other = g2s = 0.0
     # fragments that do not fit the consumer threads' registers spill to local memory
-    consumer_threads = max(occ.consumer_warpgroups * 128, 1)
+    consumer_threads, regs = consumer_registers(occ)
     need = trace.fragment_bytes_per_block() / consumer_threads / 4
-    regs = occ.consumer_regs_per_thread or occ.regs_per_thread
     spill = max(need / regs, 1.0) if regs else 1.0
     # a wgmma needs its whole accumulator in registers: when one gemm's accumulator alone does
     # not fit, every instruction waits on local memory (calibrate's gemm_loop: 4.8x slower)
@@ -301,10 +304,11 @@ def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupan
     n_gemm = 0
     for rec, oc in loop_ops:
         t, cuda, sfu = _unit_times_per_sm(oc, dev)
-        tc += t * wgmma_shape_factor(rec, dev) * acc_spill
+        slow = wgmma_shape_factor(rec, dev) * acc_spill
+        tc += t * slow
         if law:
             math_cycles += sum(n / dev.tensor_flops_per_clk(dtype) for (unit, dtype), n in oc.flops.items()
-                               if unit == TENSOR) * wgmma_shape_factor(rec, dev) * acc_spill
+                               if unit == TENSOR) * slow
             n_gemm += rec.kind in ("gemm", "gemm_sp")
         # fragment arithmetic inside a loop issues below the FP32 peak (calibrate's reduce_chain:
         # 1.5x the time at the peak rate, whatever the number of warps)
