@@ -95,23 +95,49 @@ def test_accumulator_spill_applies_only_when_one_accumulator_does_not_fit():
 
 
 def test_spilled_accumulator_moves_through_l2_and_the_hit_curve_share_to_dram():
-    """128x256 fp32 accumulator (128 KiB) stored and reloaded each of 64 iterations by 768 blocks;
-    the reuse distance of a spilled line is the 132 resident blocks' spill footprint,
-    132 x 131072 B = 17.30 MB; on the H200 hit curve (16.78 MB: 0.9901, 25.17 MB: 0.9363) that is
-    0.98679 hits, so 1.3 % of the 6.44 GB spilled comes back from DRAM and is written there."""
+    """128x256 fp32 accumulator (128 KiB, two 128-register wgmma fragments for one free slot: all
+    of it moves) stored and reloaded each of 64 iterations by 768 blocks; the reuse distance of a
+    spilled line is the 132 resident blocks' spill footprint, 132 x 131072 B = 17.30 MB, plus the
+    tiles the wave streams per iteration: a full wave (132 of the 24 x 32 grid, row-major) touches
+    6 rows of A (1 MiB each: 128 x 4096 bf16) and all 24 column panels of B (2 MiB each), 54 MiB
+    over 64 iterations = 884736 B.  On the H200 hit curve (16.78 MB: 0.9901, 25.17 MB: 0.9363)
+    18186240 B is 0.98144 hits, so 1.9 % of the 6.44 GB spilled comes back from DRAM and is
+    written there."""
     big = CASES["sweep_gemmntbf16_bm128_bn256_bk64_s3_t128_sw0"]
     ok = CASES["sweep_gemmntbf16_bm128_bn256_bk64_s3_t256_sw0"]
     dev = devices.load("h200")
     m_big = tileroof.analyze(big.kernel, device=dev, **big.params).timing.memory
     m_ok = tileroof.analyze(ok.kernel, device=dev, **ok.params).timing.memory
     moved = 131072 * 768 * 64
-    distance = 132 * 131072
+    distance = 132 * 131072 + 54 * 2**20 / 64
     hit = 0.9901 + (distance - 16777216) / (25165824 - 16777216) * (0.9363 - 0.9901)
     assert m_big.l2_read - m_ok.l2_read == moved
     assert m_big.l2_write - m_ok.l2_write == moved
     assert m_big.dram_read - m_ok.dram_read == pytest.approx(moved * (1 - hit), abs=2)
     assert m_big.dram_write - m_ok.dram_write == pytest.approx(moved * (1 - hit), abs=2)
     assert any(op.buffer == "local (register spill)" for op in m_big.per_operand)
+
+
+@pytest.mark.parametrize("bm,bn,threads,share", [
+    (128, 256, 128, 1.0),    # 256 accumulator registers: 2 fragments of 128, 208 free -> 1 slot
+    (256, 128, 128, 0.5),    # 4 fragments of 64, 3 slots: 2 stay, 2 pass through the third
+    (128, 256, 256, 0.0),    # two consumer warpgroups: 128 registers each, fits
+    (128, 128, 128, 0.0),    # 128 registers, fits
+])
+def test_spilled_share_from_wgmma_fragments(bm, bn, threads, share):
+    c = CASES["sweep_gemmntbf16_bm128_bn256_bk64_s3_t128_sw0"]
+    params = {**c.params, "block_M": bm, "block_N": bn, "threads": threads}
+    r = tileroof.analyze(c.kernel, device="h200", **params)
+    trace = r.trace
+    occ = r.timing.occupancy
+    gemm = next(rec for rec in trace.ops if rec.kind == "gemm")
+    assert model.spilled_share(gemm, occ) == share
+    moved = [op for op in r.timing.memory.per_operand if op.buffer == "local (register spill)"]
+    per_iteration = share * bm * bn * 4
+    if share:
+        assert moved[0].issued == 2 * per_iteration * (4096 // bm) * (6144 // bn) * (4096 // 64)
+    else:
+        assert not moved
 
 
 def test_drift_misses_solves_the_refetch_feedback():

@@ -74,6 +74,8 @@ class MemoryEstimate:
     # read bytes that reach the L2 slices once identical tile requests of the blocks sharing a
     # request path (the two SMs of a TPC) are merged; None = no merging (= l2_read)
     l2_read_merged: int | None = None
+    # distinct bytes of tiled reads one wave of resident blocks touches (mean over the full waves)
+    wave_bytes: float = 0.0
 
     @property
     def l2_slice_read(self) -> int:
@@ -128,22 +130,22 @@ def dirty_at_end(dram_read: float, dram_write: float, capacity: float) -> float:
 
 
 def local_spill(mem: MemoryEstimate, bytes_per_iteration: float, block_iterations: float, resident_blocks: int,
-                l2_bytes: float, l2_partitions: int = 1, hit_curve: tuple = ()) -> MemoryEstimate:
+                l2_bytes: float, l2_partitions: int = 1, hit_curve: tuple = (),
+                streamed_per_iteration: float = 0.0) -> MemoryEstimate:
     """`mem` plus the local-memory traffic of registers spilled in a loop: every iteration a block
-    stores `bytes_per_iteration` and loads them back (a wgmma needs its whole accumulator in
-    registers; Nsight Compute on the spilling 128x256 one-warpgroup GEMMs: 0.77-1.05 of the
-    accumulator written to L2 every iteration at block_K 32-128).  The spilled lines are the hot
-    set: all resident blocks re-touch theirs every iteration, and the tiles streaming past do not
-    push them out (Nsight Compute: 3.3, 4.8 and 6.8 % of the spill traffic reaches DRAM at block_K
-    32, 64 and 128, although the tile bytes between two uses of a line grow 4x; an LRU over both
-    would lose 3-34 %).  So the reuse distance is the resident blocks' spill footprint,
-    resident_blocks x bytes_per_iteration, and the hit curve gives the share that survives (1.3 %
-    lost for 132 x 128 KiB on the H200: an under-estimate of the measured 3-7 %).  A miss is a dirty
-    line written back and read again: one DRAM read and one write."""
+    stores `bytes_per_iteration` and loads them back (a wgmma needs its whole fragment in
+    registers; Nsight Compute on the spilling one-warpgroup GEMMs: 0.77-1.05 of a 128x256
+    accumulator, 0.53 of a 256x128 one, written to L2 every iteration).  Between two uses of a
+    spilled line L2 takes in every resident block's spill and the distinct tile bytes the wave
+    streams in one iteration (`streamed_per_iteration`: tiles shared by the wave's blocks count
+    once -- counting every block's issued tile bytes would lose 3-34 % where 3-7 % is measured).
+    The hit curve gives the share that survives that reuse distance; a miss is a dirty line
+    written back and read again: one DRAM read and one write.  (132 x 128 KiB + 0.4-1.8 MB on
+    the H200: 1.6-2.5 % lost, an under-estimate of the 3.6-5.4 % measured.)"""
     if bytes_per_iteration <= 0 or block_iterations <= 0:
         return mem
     capacity = float(l2_bytes or 0.0) / max(l2_partitions, 1)
-    distance = resident_blocks * bytes_per_iteration
+    distance = resident_blocks * bytes_per_iteration + streamed_per_iteration
     hit = float(reuse_hit_share(distance, capacity, hit_curve))
     moved = bytes_per_iteration * block_iterations
     miss = moved * (1.0 - hit)
@@ -359,4 +361,5 @@ def estimate(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: int
                           [f"{slots} blocks resident at once, {waves} waves; L2 capacity "
                            f"{capacity / 1e6:.1f} MB; {resident_dirty / 1e6:.1f} MB of writes still dirty in L2 "
                            "at the end (written back after the kernel)"],
-                          int(round(merged_read)) if merge_group > 1 else None)
+                          int(round(merged_read)) if merge_group > 1 else None,
+                          float(working_set[:max(nblocks // slots, 1)].mean()) if waves else 0.0)

@@ -243,28 +243,59 @@ def consumer_registers(occ: Occupancy) -> tuple[int, int]:
     return max(occ.consumer_warpgroups * 128, 1), occ.consumer_regs_per_thread or occ.regs_per_thread
 
 
-def spilled_accumulators(loop_ops, occ: Occupancy) -> list:
-    """The loop's gemms whose accumulator alone (one register per element of a consumer thread's
-    share, plus the thread's base registers) does not fit the registers a consumer thread has."""
+def spilled_share(rec, occ: Occupancy) -> float:
+    """Share of a gemm's accumulator a consumer thread stores to local memory and reloads every
+    iteration, when the accumulator alone (plus the thread's base registers) does not fit its
+    registers; 0 when it fits.
+
+    A wgmma needs the whole fragment of one instruction (m64 x N_inst: N_inst / 2 fp32 registers
+    per thread) in registers.  The registers left after the base hold `slots` such fragments; with
+    `frags` > slots fragments cycled through them every iteration, the best the compiler can do is
+    keep slots - 1 in place and pass the others through the last slot.  128x256 on one warpgroup:
+    2 fragments of 128 registers, 1 slot, the whole accumulator moves; 256x128: 4 of 64, 3 slots,
+    half moves (Nsight Compute on the spill probes: 0.77-1.05 and 0.53 of the accumulator written to
+    L2 per iteration)."""
     consumer_threads, regs = consumer_registers(occ)
-    if not regs:
-        return []
-    return [rec for rec, _ in loop_ops if rec.kind in ("gemm", "gemm_sp")
-            and rec.attrs["m"] * rec.attrs["n"] / consumer_threads + BASE_REGS_PER_THREAD > regs]
+    if not regs or rec.kind not in ("gemm", "gemm_sp"):
+        return 0.0
+    a = rec.attrs
+    acc = a["m"] * a["n"] / consumer_threads            # accumulator registers per consumer thread
+    if acc + BASE_REGS_PER_THREAD <= regs:
+        return 0.0
+    warpgroups = max(consumer_threads // 128, 1)
+    n_split = max(warpgroups // max(a["m"] // 64, 1), 1)
+    frag = 64 * min(a["n"] / n_split, 256) / 128        # registers of one instruction's fragment
+    frags = acc / frag
+    slots = max(int((regs - BASE_REGS_PER_THREAD) // frag), 1)
+    if frags <= slots:
+        return 0.0
+    return min((frags - (slots - 1)) / frags, 1.0)
+
+
+def spilled_accumulators(loop_ops, occ: Occupancy) -> list:
+    """(record, spilled share) of the loop's gemms whose accumulator does not fit the registers a
+    consumer thread has (spilled_share)."""
+    out = [(rec, spilled_share(rec, occ)) for rec, _ in loop_ops]
+    return [(rec, s) for rec, s in out if s > 0]
 
 
 def spill_memory(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy,
                  mem: memory.MemoryEstimate) -> memory.MemoryEstimate:
-    """`mem` plus the local-memory traffic of spilled gemm accumulators (stored and reloaded whole
-    every iteration), through L2 and, for the share the hit curve loses, DRAM."""
+    """`mem` plus the local-memory traffic of spilled gemm accumulators (their spilled share stored
+    and reloaded every iteration), through L2 and, for the share the hit curve loses, DRAM."""
     loop = pipelined_loop(trace, counts)
     spilled = spilled_accumulators(loop[0], occ) if loop else []
     if not spilled:
         return mem
     loop_ops, iters, total_iters = loop
-    per_iter = sum(rec.attrs["m"] * rec.attrs["n"] * dtype_bytes(rec.attrs["c_dtype"]) for rec in spilled)
+    per_iter = sum(share * rec.attrs["m"] * rec.attrs["n"] * dtype_bytes(rec.attrs["c_dtype"])
+                   for rec, share in spilled)
     resident = min(occ.blocks_per_sm * dev.sm_count, max(trace.num_blocks, 1))
-    return memory.local_spill(mem, per_iter, total_iters, resident, dev.l2_bytes, dev.l2_partitions, dev.l2_hit_curve)
+    # between two uses of a spilled line L2 also takes in the tiles the wave streams in one
+    # iteration (its distinct bytes over the block's iterations)
+    streamed = mem.wave_bytes / max(total_iters / max(trace.num_blocks, 1), 1.0)
+    return memory.local_spill(mem, per_iter, total_iters, resident, dev.l2_bytes, dev.l2_partitions, dev.l2_hit_curve,
+                              streamed)
 
 
 def gemm_iteration_law(dev: Device) -> bool:
@@ -292,9 +323,13 @@ def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupan
     spill = max(need / regs, 1.0) if regs else 1.0
     # a wgmma needs its whole accumulator in registers: when one gemm's accumulator alone does
     # not fit, every instruction waits on local memory (calibrate's gemm_loop: 4.8x slower)
-    acc_spill = 1.0
-    if dev.accumulator_spill_factor and spilled_accumulators(loop_ops, occ):
-        acc_spill = dev.accumulator_spill_factor
+    # (measured on 128x256, whose whole accumulator moves; a gemm that moves a share of it waits
+    # on that share)
+    acc_slow = {}
+    if dev.accumulator_spill_factor:
+        acc_slow = {id(rec): 1.0 + (dev.accumulator_spill_factor - 1.0) * share
+                    for rec, share in spilled_accumulators(loop_ops, occ)}
+    acc_spill = max(acc_slow.values(), default=1.0)
     if acc_spill > 1.0:
         spill = 1.0                     # the measured factor is the whole slowdown
     n_reduce = 0
@@ -304,7 +339,7 @@ def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupan
     n_gemm = 0
     for rec, oc in loop_ops:
         t, cuda, sfu = _unit_times_per_sm(oc, dev)
-        slow = wgmma_shape_factor(rec, dev) * acc_spill
+        slow = wgmma_shape_factor(rec, dev) * acc_slow.get(id(rec), 1.0)
         tc += t * slow
         if law:
             math_cycles += sum(n / dev.tensor_flops_per_clk(dtype) for (unit, dtype), n in oc.flops.items()
