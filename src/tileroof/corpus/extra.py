@@ -630,8 +630,28 @@ _DRIFT_PROBES = [  # fp16 NN, M=4096 N=8192 K=8192, unswizzled: (block_M, block_
 ]
 
 
+# Session 5 (d): which unswizzled launches split into fast and slow SMs?  One variable at a time
+# against the drifting 64x256x64 s4 (M=4096 N=8192 K=8192): more stages; a taller grid (N=4096,
+# less DRAM re-fetch at stake); a B that fits L2 (N=1024: drift costs no DRAM); the same bytes in
+# flight with the L2 under-subscribed (block_K 32 with 6 and 8 stages); L2 over-subscribed with
+# one tile in flight (block_K 128, 2 stages); other tiles near the L2 limit (64x192, 64x128 deep)
+# or well below it (128x128 one warpgroup, 128x256 two).  (M, N, K, block_M, block_N, block_K,
+# stages, threads), fp16 NN.  timeline set 6 records each one's per-SM pace.
+PACE_PROBES = [
+    (4096, 8192, 8192, 64, 256, 64, 5, 128), (8192, 4096, 8192, 64, 256, 64, 4, 128),
+    (16384, 1024, 8192, 64, 256, 64, 4, 128), (4096, 8192, 8192, 64, 256, 32, 6, 128),
+    (4096, 8192, 8192, 64, 256, 32, 8, 128), (4096, 8192, 8192, 64, 256, 128, 2, 128),
+    (4096, 8192, 8192, 64, 192, 64, 5, 128), (4096, 8192, 8192, 64, 128, 64, 6, 128),
+    (4096, 8192, 8192, 128, 128, 64, 4, 128), (4096, 8192, 8192, 128, 256, 64, 4, 256),
+]
+
+
 def _probe_cases() -> list[Case]:
     out = []
+    for M, N, K, bm, bn, bk, s, t in PACE_PROBES:
+        out.append(_mm_case(f"probe_pace_m{M}_n{N}_k{K}_bm{bm}_bn{bn}_bk{bk}_s{s}_t{t}",
+                            _mm_params(M, N, K, bm, bn, bk, s, t), tags=("probe",),
+                            note="unswizzled: do its SMs split into fast and slow, and its blocks drift apart?"))
     for bm, bn, bk, s in _DRIFT_PROBES:
         out.append(_mm_case(f"probe_drift_bm{bm}_bn{bn}_bk{bk}_s{s}_t128",
                             _mm_params(4096, 8192, 8192, bm, bn, bk, s, 128), tags=("probe",),

@@ -48,6 +48,13 @@ CONFIGS_4 = (
 CONFIGS_5 = tuple((4096, 8192, 8192, 64, 256, 64, s, 128) for s in (2, 3, 4)) + (
     (6144, 6144, 8192, 64, 256, 64, 4, 128), (6144, 6144, 8192, 64, 256, 64, 3, 128, True),
     (4096, 8192, 8192, 64, 128, 64, 4, 128))
+# sixth run (session 5): the per-SM pace of the pace probes (corpus.extra.PACE_PROBES), which vary
+# one thing at a time against the drifting 64x256x64 four-stage GEMM
+def _configs_6():
+    from ..corpus.extra import PACE_PROBES
+    return tuple(PACE_PROBES)
+
+
 # third run: a GEMM block's cost besides its iterations (block time against K, and the gap between
 # blocks on one SM), for the common tiles
 CONFIGS_3 = tuple((M, N, K, bm, bn, 64, 3, t) for bm, bn, t, M, N in ((128, 128, 128, 4096, 4096),
@@ -76,7 +83,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--set", type=int, default=1, choices=(1, 2, 3, 4, 5), help="configuration set")
+    ap.add_argument("--set", type=int, default=1, choices=(1, 2, 3, 4, 5, 6), help="configuration set")
     a = ap.parse_args(argv)
     import torch
 
@@ -89,7 +96,7 @@ def main(argv=None) -> int:
     sm = torch.cuda.get_device_properties(0).multi_processor_count
     params = [dict(M=c[0], N=c[1], K=c[2], block_M=c[3], block_N=c[4], block_K=c[5], num_stages=c[6], threads=c[7],
                    swizzle=bool(c[8]) if len(c) > 8 else False)
-              for c in {1: CONFIGS, 2: CONFIGS_2, 3: CONFIGS_3, 4: CONFIGS_4, 5: CONFIGS_5}[a.set]]
+              for c in {1: CONFIGS, 2: CONFIGS_2, 3: CONFIGS_3, 4: CONFIGS_4, 5: CONFIGS_5, 6: _configs_6()}[a.set]]
     kernels = timed_matmul.par_compile(params, num_workers=16, ignore_error=True)
     flush = flush_buffer()
     results = []
