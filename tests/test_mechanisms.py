@@ -179,7 +179,52 @@ def test_drifting_gemms_measured_dram_matches_the_drifting_estimate(name):
     meas = rec["ncu"]["dram__bytes_read.sum"] + rec["ncu"]["dram__bytes_write.sum"]
     r = tileroof.analyze(CASES[name].kernel, device="h200", **rec["params"])
     assert r.timing.dram_if_drifting == pytest.approx(meas, rel=0.25)
-    assert r.dram_bytes < 0.7 * meas
+    assert r.timing.dram_in_step < 0.7 * meas
+
+
+def _timeline_kernels():
+    out = []
+    for f in sorted(glob.glob(str(score.DEFAULT_RESULTS / "timeline-*.json"))):
+        for r in json.load(open(f))["results"]:
+            if "sm_pace" in r and r["params"]["K"] >= 4096:     # short-K blocks are mostly prologue/epilogue
+                out.append((f.rsplit("/", 1)[-1], r["params"], r["sm_pace"]["std_over_mean"]))
+    return out
+
+
+# drifts on the H200 (pace spread 5.6 %) although the model finds its drifting state not DRAM-bound
+# (its re-fetches are modelled 30 % below the measured ones): NOTES, known gaps
+DRIFT_MISSED = {(8192, 4096, 8192, 64, 256, 64, 4)}
+
+
+def test_drift_rule_against_the_recorded_sm_pace():
+    """Every recorded timeline GEMM whose SMs split (pace spread >= 5 %) is predicted to drift, and
+    none whose SMs keep pace (<= 1.5 %), but the one listed miss.  Partial splits (1.5-5 %) are left
+    out: the rule is binary."""
+    base = CASES["probe_drift_bm64_bn256_bk64_s3_t128"]
+    seen = {"split": 0, "even": 0}
+    for f, p, spread in _timeline_kernels():
+        key = (p["M"], p["N"], p["K"], p["block_M"], p["block_N"], p["block_K"], p["num_stages"])
+        if 0.015 < spread < 0.05 or key in DRIFT_MISSED:
+            continue
+        r = tileroof.analyze(base.kernel, device="h200", **{**base.params, **p})
+        assert r.timing.pipeline["drifting"] == (spread >= 0.05), (f, key, spread)
+        seen["split" if spread >= 0.05 else "even"] += 1
+    assert seen["split"] >= 8 and seen["even"] >= 15
+
+
+def test_drift_rule_parts():
+    """model.drifts: a prefetch window ((stages - 1) x the iteration without latency stalls) of at
+    least one DRAM round trip of a tile, and a drifting state slower at DRAM bandwidth than the
+    launch in step."""
+    dev = devices.load("h200")
+    rt = model.stream_time(dev.dram_stream, 40960, 1)      # 64x256x64 fp16 tile, one stage
+    info = {"stages": 4, "tile_bytes": 40960, "iteration_s": 1e-6, "terms_s": {"compute": rt / 3, "l2": 0.0}}
+    t = 1e-3
+    assert model.drifts(info, t, 1.01 * t * dev.dram_bw, dev)
+    assert not model.drifts(info, t, 0.99 * t * dev.dram_bw, dev)                 # not DRAM-bound when drifting
+    assert not model.drifts({**info, "stages": 3}, t, 2 * t * dev.dram_bw, dev)    # window 2/3 of the round trip
+    assert not model.drifts({**info, "stages": 1}, t, 2 * t * dev.dram_bw, dev)
+    assert model.drifts({**info, "terms_s": {"compute": 0.0, "l2": rt / 3}}, t, 2 * t * dev.dram_bw, dev)
 
 
 def test_rank_ties_ordered_by_dram():

@@ -79,6 +79,7 @@ class Timing:
     assumptions: list = field(default_factory=list)
     dram_if_drifting: float | None = None   # DRAM bytes if the blocks drift apart (see model.estimate)
     sm_clock_hz: float | None = None        # power-limited SM clock the tensor work runs at (None: no tensor work)
+    dram_in_step: float | None = None       # DRAM bytes if the blocks keep pace (the estimate unless they drift)
 
 
 # a table of atomics targets at most this large is "hot": its lines stay in L2 and updates to the
@@ -414,7 +415,7 @@ def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupan
     prologue = dev.block_fixed_s or latency
     block_times = iters * t_iter + prologue + t_rest
     terms = {"compute": t_compute, "l2": t_l2, "latency": t_latency}
-    return block_times, {"iteration_s": t_iter, "stages": stages, "loop_iterations": total_iters / nblocks,
+    return block_times, {"iteration_s": t_iter, "stages": stages, "tile_bytes": g2s / total_iters, "loop_iterations": total_iters / nblocks,
                          "iteration_bound": max(terms, key=terms.get),
                          "terms_s": terms, "tensor_efficiency": wg_eff, "prologue_epilogue_s": prologue + t_rest,
                          "register_spill_factor": spill, "accumulator_spill_factor": acc_spill,
@@ -422,44 +423,47 @@ def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupan
                          "gemm_iteration_law": bool(law and math_cycles)}
 
 
-def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
-    occ = occupancy(trace, dev)
-    slots = occ.blocks_per_sm * dev.sm_count
-    nblocks = max(trace.num_blocks, 1)
-    tile_mem = memory.estimate(trace, slots, dev.l2_bytes, dev.l2_partitions, dev.l2_hit_curve, dev.pace_spread,
-                               dev.l2_merge_group)
-    pipe = block_pipeline(trace, counts, dev, occ, tile_mem)
-    mem = spill_memory(trace, counts, dev, occ, tile_mem)
-    assumptions = list(mem.assumptions)
-    # the same launch if its blocks drift apart as the DRAM-saturated unswizzled GEMMs measured do
-    dram_if_drifting = None
-    if dev.pace_spread_drifting > dev.pace_spread:
-        drifted = memory.estimate(trace, slots, dev.l2_bytes, dev.l2_partitions, dev.l2_hit_curve,
-                                  dev.pace_spread_drifting, dev.l2_merge_group)
-        dram_if_drifting = spill_memory(trace, counts, dev, occ, drifted).dram_bytes
-        if dram_if_drifting > 1.1 * mem.dram_bytes:
-            assumptions.append(
-                f"if the SMs drift apart (pace spread {dev.pace_spread_drifting:.1%}, as in DRAM-saturated "
-                f"unswizzled GEMMs) blocks sharing a tile reach it too far apart and DRAM traffic rises to "
-                f"{dram_if_drifting / 1e9:.2f} GB; a swizzled launch order (T.use_swizzle) keeps sharers together")
-    if pipe is not None and pipe[1].get("gemm_iteration_law"):
-        assumptions.append(
-            f"each gemm of the pipelined loop: math at {dev.tensor_flops_per_clk('fp16'):.0f} FLOP/clk/SM (fp16) at the "
-            f"modelled clock, plus {dev.gemm_iteration_cycles:.0f} cycles with one consumer warpgroup, or "
-            f"max(math, math / n + {dev.gemm_iteration_cycles_overlapped:.0f} cycles) with n (tileroof.gpu.gemm_pipe "
-            "on an H200; the device's sources say where its values come from)")
-    if "fitted" in dev.sources:
-        assumptions.append(f"pipeline constants {dev.sources['fitted']}")
-    if occ.warp_specialized:
-        assumptions.append(f"warp-specialised on {dev.arch}: {PRODUCER_THREADS} producer threads added; after "
-                           f"setmaxnreg the producer has {PRODUCER_REGS} and each consumer thread "
-                           f"{occ.consumer_regs_per_thread} registers")
+def drifts(pipe_info: dict, time_s: float, dram_if_drifting: float | None, dev: Device) -> bool:
+    """Whether the blocks of a launch drift apart (tileroof.gpu.timeline: 24 of the H200's SMs run
+    memory-bound blocks ~1.2x faster than the other 108, and blocks sharing a tile then reach it
+    too far apart for L2 to keep it).
 
+    An SM whose pipeline prefetches far enough ahead to cover the loaded DRAM round trip of a tile
+    (its stages - 1 iterations at least the one-stage time of a DRAM-fed tile pipeline, calibrate's
+    tile_stream) is not held by that latency, so its pace follows its share of the memory system,
+    which differs between SMs; with a shorter window every SM waits the same round trip and they
+    keep pace.  The drifting state lasts only if it is DRAM-bound: the re-fetches it causes take
+    longer at DRAM bandwidth than the launch in step (otherwise the SMs are compute-bound again).
+    Timeline sets 5 and 6: the unswizzled 64x256x64 GEMM with 2, 3 stages (window 0.5, 1.0 us
+    against 1.34 us) keeps pace (spread 0.2, 2.0 %), with 4 and 5 drifts (7-10 %); 64x128 with 6
+    stages and 64x192 with 5 drift, 128x128 one-warpgroup and 128x256 two-warpgroup tiles with 4
+    (windows past the latency, re-fetches faster than their math) do not."""
+    if not pipe_info or not dram_if_drifting or not dev.dram_stream or not dev.dram_bw:
+        return False
+    stages = pipe_info.get("stages", 1)
+    if stages < 2 or not pipe_info.get("tile_bytes"):
+        return False
+    window = (stages - 1) * prefetch_iteration(pipe_info)
+    round_trip = stream_time(dev.dram_stream, pipe_info["tile_bytes"], 1)
+    return window >= round_trip and dram_if_drifting / dev.dram_bw > time_s
+
+
+def prefetch_iteration(pipe_info: dict) -> float:
+    """Time of one pipeline iteration when the loads are not waiting on latency (the slower of its
+    compute and its share of the L2 bandwidth): how fast the producer's prefetch window moves."""
+    terms = pipe_info.get("terms_s") or {}
+    return max(terms.get("compute", 0.0), terms.get("l2", 0.0)) or pipe_info["iteration_s"]
+
+
+def _clocked(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, tile_mem, mem, assumptions: list):
+    """(timed, pipe, clock ratio, clocked) of one memory state: the block pipeline and the launch's
+    resources at the power-limited SM clock.  The measured tensor rates hold at the clock of
+    sustained matmuls (dev.tensor_clock_hz); a kernel that keeps its compute units less busy, or
+    that runs with idle gaps between launches, draws less power and runs at a higher clock.  Only
+    the tensor rates are re-scaled (the CUDA-core rates were measured at their own, unthrottled
+    clock)."""
+    pipe = block_pipeline(trace, counts, dev, occ, tile_mem)
     timed = _timed(trace, counts, dev, occ, pipe, mem, assumptions)
-    # the SM clock is power-limited: the measured tensor rates hold at the clock of sustained
-    # matmuls (dev.tensor_clock_hz); a kernel that keeps its compute units less busy, or that runs
-    # with idle gaps between launches, draws less power and runs at a higher clock.  Only the tensor
-    # rates are re-scaled (the CUDA-core rates were measured at their own, unthrottled clock).
     clock = 1.0
     busy = sum(v for k, v in timed[2].items() if k.startswith(("tensor ", "cuda ", "sfu")))
     clocked = bool(dev.tensor_clock_hz) and any(k.startswith("tensor ") for k in timed[2])
@@ -472,16 +476,73 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
             fast = replace(dev, tensor_peak={k: v * clock for k, v in dev.tensor_peak.items()})
             pipe = block_pipeline(trace, counts, fast, occ, tile_mem, clock_hz=f)
             timed = _timed(trace, counts, fast, occ, pipe, mem, [])
+    return timed, pipe, clock, clocked
+
+
+def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
+    occ = occupancy(trace, dev)
+    slots = occ.blocks_per_sm * dev.sm_count
+    nblocks = max(trace.num_blocks, 1)
+    tile_mem = memory.estimate(trace, slots, dev.l2_bytes, dev.l2_partitions, dev.l2_hit_curve, dev.pace_spread,
+                               dev.l2_merge_group)
+    mem = spill_memory(trace, counts, dev, occ, tile_mem)
+    notes: list = []
+    timed, pipe, clock, clocked = _clocked(trace, counts, dev, occ, tile_mem, mem, notes)
+    # the same launch if its blocks drift apart (at the pace spread of the drifting launches
+    # measured; TPC mates no longer send their requests together, so nothing merges)
+    dram_if_drifting = None
+    dram_in_step = mem.dram_bytes
+    drift_note = None
+    drifting = False
+    if dev.pace_spread_drifting > dev.pace_spread:
+        drifted = memory.estimate(trace, slots, dev.l2_bytes, dev.l2_partitions, dev.l2_hit_curve,
+                                  dev.pace_spread_drifting, 1)
+        drifted_mem = spill_memory(trace, counts, dev, occ, drifted)
+        dram_if_drifting = drifted_mem.dram_bytes
+        if drifts(timed[4], timed[0], dram_if_drifting, dev):
+            drifting = True
+            window = (timed[4]["stages"] - 1) * prefetch_iteration(timed[4])
+            drift_note = (f"blocks drift apart: the pipeline prefetches {timed[4]['stages'] - 1} iterations "
+                          f"({window * 1e6:.2f} us), past a tile's DRAM round trip, so the SMs' memory shares set their "
+                          f"pace (spread {dev.pace_spread_drifting:.1%}), and the re-fetches ({dram_if_drifting / 1e9:.2f} GB) "
+                          "keep it DRAM-bound; TPC mates' requests no longer merge; a swizzled launch order "
+                          "(T.use_swizzle) keeps sharers together")
+            tile_mem, mem = drifted, drifted_mem
+            notes = []
+            timed, pipe, clock, clocked = _clocked(trace, counts, dev, occ, tile_mem, mem, notes)
+        elif dram_if_drifting > 1.1 * mem.dram_bytes:
+            drift_note = (f"if the SMs drift apart (pace spread {dev.pace_spread_drifting:.1%}, as in deep unswizzled "
+                          f"pipelines) blocks sharing a tile reach it too far apart and DRAM traffic rises to "
+                          f"{dram_if_drifting / 1e9:.2f} GB; a swizzled launch order (T.use_swizzle) keeps sharers together")
+    assumptions = list(mem.assumptions)
+    if drift_note:
+        assumptions.append(drift_note)
+    if pipe is not None and pipe[1].get("gemm_iteration_law"):
+        assumptions.append(
+            f"each gemm of the pipelined loop: math at {dev.tensor_flops_per_clk('fp16'):.0f} FLOP/clk/SM (fp16) at the "
+            f"modelled clock, plus {dev.gemm_iteration_cycles:.0f} cycles with one consumer warpgroup, or "
+            f"max(math, math / n + {dev.gemm_iteration_cycles_overlapped:.0f} cycles) with n (tileroof.gpu.gemm_pipe "
+            "on an H200; the device's sources say where its values come from)")
+    if "fitted" in dev.sources:
+        assumptions.append(f"pipeline constants {dev.sources['fitted']}")
+    if occ.warp_specialized:
+        assumptions.append(f"warp-specialised on {dev.arch}: {PRODUCER_THREADS} producer threads added; after "
+                           f"setmaxnreg the producer has {PRODUCER_REGS} and each consumer thread "
+                           f"{occ.consumer_regs_per_thread} registers")
+    assumptions += notes
+    if clocked and dev.clock_hz > dev.tensor_clock_hz:
         assumptions.append(f"power-limited SM clock {clock * dev.tensor_clock_hz / 1e6:.0f} MHz (tensor rates measured "
                            f"at {dev.tensor_clock_hz / 1e6:.0f} MHz), for do_bench-style timing with an L2 flush "
                            "between launches")
     time_s, bound, res, imbalance, pipe_info = timed
     if clock > 1.0 and pipe_info:
         pipe_info["sm_clock_hz"] = clock * dev.tensor_clock_hz
+    if pipe_info:
+        pipe_info["drifting"] = drifting
     util = {k: (v / time_s if time_s else 0.0) for k, v in res.items()}
     return Timing(time_s, bound, res, util, nblocks / slots, slots, imbalance, dev.launch_s,
                   pipe_info.get("prologue_epilogue_s", 0.0), occ, mem, pipe_info, assumptions, dram_if_drifting,
-                  clock * dev.tensor_clock_hz if clocked else None)
+                  clock * dev.tensor_clock_hz if clocked else None, dram_in_step)
 
 
 # Predictions are for do_bench-style timing (tileroof.gpu.timing, triton.testing.do_bench): before
@@ -603,4 +664,4 @@ def sequence(timings: list) -> Timing:
     return Timing(time_s, main.bound, res, {k: (v / time_s if time_s else 0.0) for k, v in res.items()},
                   sum(t.waves for t in timings), main.slots, main.imbalance, sum(t.launch_s for t in timings),
                   sum(t.fill_s for t in timings), main.occupancy, mem, main.pipeline, assumptions, dram_if_drifting,
-                  main.sm_clock_hz)
+                  main.sm_clock_hz, sum((t.dram_in_step or t.memory.dram_bytes) for t in timings))

@@ -114,6 +114,8 @@ class Result:
             # what reaches the L2 slices: reads after the TPC mates' identical requests merge
             "l2_slice_bytes": self.l2_slice_bytes,
             "dram_bytes_if_drifting": t.dram_if_drifting,
+            "dram_bytes_in_step": t.dram_in_step,
+            "drifting": bool((t.pipeline or {}).get("drifting")),
             "sm_clock_hz": t.sm_clock_hz,
             "estimated_time": t.time_s,
             "bound": t.bound,

@@ -132,6 +132,7 @@ def evaluate(results: Path | None = None, device: str = "h200") -> dict:
             "measured_s": t["median_s"], "predicted_s": r.estimated_time,
             "measured_dram": dram, "predicted_dram": r.dram_bytes,
             "predicted_dram_if_drifting": r.timing.dram_if_drifting,
+            "predicted_dram_in_step": r.timing.dram_in_step,
             "loop_iterations": r.loop_iterations, "l2_slice_bytes": r.l2_slice_bytes,
             "counter_flops": counter_flops(ncu), "flops": r.total_flops, "bound": r.bound,
         })
@@ -139,8 +140,9 @@ def evaluate(results: Path | None = None, device: str = "h200") -> dict:
         row["time_err"] = row["predicted_s"] / row["measured_s"] - 1
         row["dram_err"] = (row["predicted_dram"] / row["measured_dram"] - 1) if row["measured_dram"] else None
         # against the range [in step, drifting apart]: 0 inside it, else the error of the nearer end
-        lo, hi = row["predicted_dram"], row["predicted_dram_if_drifting"] or row["predicted_dram"]
-        lo, hi = min(lo, hi), max(lo, hi)
+        ends = [row["predicted_dram"], row["predicted_dram_if_drifting"] or row["predicted_dram"],
+                row["predicted_dram_in_step"] or row["predicted_dram"]]
+        lo, hi = min(ends), max(ends)
         m = row["measured_dram"]
         row["dram_range_err"] = (0.0 if lo <= m <= hi else (lo / m - 1 if m < lo else hi / m - 1)) if m else None
         cf = row["counter_flops"]

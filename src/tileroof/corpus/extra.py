@@ -788,6 +788,16 @@ _GEMM_FIN_CONFIGS = [  # bf16 NT, M=6144 N=4096 K=8192: (block_M, block_N, block
     (128, 64, 64, 4, 128, True), (64, 128, 64, 4, 128, False), (128, 128, 32, 4, 128, True),
     (128, 128, 128, 3, 256, True),
 ]
+# Session 5: written after the drift rule (model.drifts), to test it out of sample: unswizzled
+# one-warpgroup tiles with prefetch windows on both sides of a tile's DRAM round trip, tiles that
+# keep pace by compute, and one swizzled control.  bf16 NN, M=6144 N=12288 K=6144:
+# (block_M, block_N, block_K, stages, threads, swizzle)
+_GEMM_DEEP_CONFIGS = [
+    (64, 256, 64, 3, 128, False), (64, 256, 64, 4, 128, False), (64, 256, 64, 5, 128, False),
+    (64, 256, 32, 6, 128, False), (64, 192, 64, 5, 128, False), (64, 128, 64, 4, 128, False),
+    (64, 128, 64, 6, 128, False), (128, 128, 64, 4, 128, False), (128, 256, 64, 3, 256, False),
+    (64, 256, 64, 4, 128, True),
+]
 _FA_FIN_CONFIGS = [  # B=2 H=32 S=8192 D=64 bf16, causal: (block_M, block_N, stages, threads)
     (64, 64, 2, 128), (64, 128, 2, 128), (128, 64, 2, 128), (128, 128, 2, 256),
     (128, 64, 2, 256), (128, 32, 2, 256), (64, 256, 2, 128), (128, 256, 2, 256),
@@ -880,6 +890,8 @@ def sweeps():
                      "M=6144 N=4096 K=8192 bf16, B stored (N, K)", trans_B=True, **bf16),
         *_fa_sweep("fafin", "fa_fin_bf16", _FA_FIN_CONFIGS, 2, 32, 8192, 64, True, "B=2 H=32 S=8192 D=64 bf16, causal",
                    dtype="bfloat16", rtol=2e-2),
+        *_gemm_sweep("gemmdeep", "gemm_deep_bf16", _GEMM_DEEP_CONFIGS, 6144, 12288, 6144,
+                     "M=6144 N=12288 K=6144 bf16 NN, mostly unswizzled", **bf16),
     ]
     names: dict = {}
     for c in out:                      # each sweep's configs, in the order written above

@@ -55,6 +55,13 @@ def _configs_6():
     return tuple(PACE_PROBES)
 
 
+# seventh run (session 5): the unswizzled configs of the gemm_deep_bf16 sweep (written to test the
+# drift rule), in fp16 (the instrumented GEMM's type)
+def _configs_7():
+    from ..corpus.extra import _GEMM_DEEP_CONFIGS
+    return tuple((6144, 12288, 6144, bm, bn, bk, s, t) for bm, bn, bk, s, t, sw in _GEMM_DEEP_CONFIGS if not sw)
+
+
 # third run: a GEMM block's cost besides its iterations (block time against K, and the gap between
 # blocks on one SM), for the common tiles
 CONFIGS_3 = tuple((M, N, K, bm, bn, 64, 3, t) for bm, bn, t, M, N in ((128, 128, 128, 4096, 4096),
@@ -83,7 +90,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--set", type=int, default=1, choices=(1, 2, 3, 4, 5, 6), help="configuration set")
+    ap.add_argument("--set", type=int, default=1, choices=(1, 2, 3, 4, 5, 6, 7), help="configuration set")
     a = ap.parse_args(argv)
     import torch
 
@@ -96,7 +103,7 @@ def main(argv=None) -> int:
     sm = torch.cuda.get_device_properties(0).multi_processor_count
     params = [dict(M=c[0], N=c[1], K=c[2], block_M=c[3], block_N=c[4], block_K=c[5], num_stages=c[6], threads=c[7],
                    swizzle=bool(c[8]) if len(c) > 8 else False)
-              for c in {1: CONFIGS, 2: CONFIGS_2, 3: CONFIGS_3, 4: CONFIGS_4, 5: CONFIGS_5, 6: _configs_6()}[a.set]]
+              for c in {1: CONFIGS, 2: CONFIGS_2, 3: CONFIGS_3, 4: CONFIGS_4, 5: CONFIGS_5, 6: _configs_6(), 7: _configs_7()}[a.set]]
     kernels = timed_matmul.par_compile(params, num_workers=16, ignore_error=True)
     flush = flush_buffer()
     results = []
