@@ -191,9 +191,11 @@ def _timeline_kernels():
     return out
 
 
-# drifts on the H200 (pace spread 5.6 %) although the model finds its drifting state not DRAM-bound
-# (its re-fetches are modelled 30 % below the measured ones): NOTES, known gaps
-DRIFT_MISSED = {(8192, 4096, 8192, 64, 256, 64, 4)}
+# drift on the H200 although the model says they keep pace (NOTES, known gaps): a grid whose drifting
+# state the model finds not DRAM-bound (pace spread 5.6 %; its re-fetches modelled 30 % below the
+# measured ones), and the three-stage 64x256 of the gemm_deep_bf16 grid (5.8 %; window 0.76 of the
+# round trip; measured after the rule was written: in bf16 its DRAM lies between the two estimates)
+DRIFT_MISSED = {(8192, 4096, 8192, 64, 256, 64, 4), (6144, 12288, 6144, 64, 256, 64, 3)}
 
 
 def test_drift_rule_against_the_recorded_sm_pace():
