@@ -432,12 +432,13 @@ def drifts(pipe_info: dict, time_s: float, dram_if_drifting: float | None, dev: 
     (its stages - 1 iterations at least the one-stage time of a DRAM-fed tile pipeline, calibrate's
     tile_stream) is not held by that latency, so its pace follows its share of the memory system,
     which differs between SMs; with a shorter window every SM waits the same round trip and they
-    keep pace.  The drifting state lasts only if it is DRAM-bound: the re-fetches it causes take
-    longer at DRAM bandwidth than the launch in step (otherwise the SMs are compute-bound again).
-    Timeline sets 5 and 6: the unswizzled 64x256x64 GEMM with 2, 3 stages (window 0.5, 1.0 us
-    against 1.34 us) keeps pace (spread 0.2, 2.0 %), with 4 and 5 drifts (7-10 %); 64x128 with 6
-    stages and 64x192 with 5 drift, 128x128 one-warpgroup and 128x256 two-warpgroup tiles with 4
-    (windows past the latency, re-fetches faster than their math) do not."""
+    keep pace.  The shares set the pace only where memory is the bound: in step already (the
+    iteration's L2 share at least its compute), or once drifting (the re-fetches take longer at
+    DRAM bandwidth than the launch in step); a compute-bound SM runs its math at the same clock as
+    the others.  Timeline sets 5 and 6: the unswizzled 64x256x64 GEMM with 2, 3 stages (window
+    0.5, 1.0 us against 1.34 us) keeps pace (spread 0.2, 2.0 %), with 4 and 5 drifts (7-10 %);
+    64x128 with 6 stages and 64x192 with 5 drift, 128x128 one-warpgroup and 128x256 two-warpgroup
+    tiles with 4 (windows past the round trip, compute-bound both ways) do not."""
     if not pipe_info or not dram_if_drifting or not dev.dram_stream or not dev.dram_bw:
         return False
     stages = pipe_info.get("stages", 1)
@@ -445,7 +446,11 @@ def drifts(pipe_info: dict, time_s: float, dram_if_drifting: float | None, dev: 
         return False
     window = (stages - 1) * prefetch_iteration(pipe_info)
     round_trip = stream_time(dev.dram_stream, pipe_info["tile_bytes"], 1)
-    return window >= round_trip and dram_if_drifting / dev.dram_bw > time_s
+    if window < round_trip:
+        return False
+    terms = pipe_info.get("terms_s") or {}
+    share_bound = terms.get("l2", 0.0) >= terms.get("compute", 0.0)
+    return share_bound or dram_if_drifting / dev.dram_bw > time_s
 
 
 def prefetch_iteration(pipe_info: dict) -> float:
