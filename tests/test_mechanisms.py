@@ -408,3 +408,21 @@ def test_profile_iteration_cycles_reproduce_from_the_gemm_pipe_run():
     # whitepaper (4096 FLOP/clk/SM), within 5 %
     slopes = [f["flops_per_clk_sm_from_slope"] for f in run["fits"] if f["shape"][2] == 128]
     assert all(abs(s / 4096 - 1) < 0.05 for s in slopes)
+
+
+def test_reuse_distance_is_the_union_of_the_waves_in_between():
+    """512x512x1024 fp16 GEMM, 128x128 tiles, unswizzled: a 4x4 grid, 3 blocks per wave.  Each A
+    row panel and B column panel is P = 128 x 1024 x 2 B.  Waves (row, col): w0 r0c0-2, w1 r0c3
+    r1c0-1, w2 r1c2-3 r2c0, w3 r2c1-3, w4 r3c0-2, w5 r3c3.  B2 is used in w0 and again in w2: the
+    waves between touch {A0 A1 B3 B0 B1} and {A1 A2 B2 B3 B0}, 10 P summed but 7 P distinct; B1
+    (w1 -> w3) 9 P summed, 6 P distinct; B0 (w2 -> w4) 8 P, 6 P; B3 (w3 -> w5) 6 P, 5 P; every
+    other reuse spans one wave of at most 5 P.  With a sharp 7 P cache all reuses hit: A and B
+    each come from DRAM once (4 P); with 5.5 P, B0, B1 and B2 miss once more (7 P)."""
+    c = CASES["gemm_nn_fp16_4096"]
+    params = {**c.params, "M": 512, "N": 512, "K": 1024, "block_M": 128, "block_N": 128}
+    trace = tileroof.analyze(c.kernel, device="h200", **params).trace
+    P = 128 * 1024 * 2
+    for cap, b_tiles in ((7 * P, 4), (5.5 * P, 7)):
+        mem = memory.estimate(trace, 3, cap, 1, (), 0.0, 1)
+        dram = {op.buffer: op.dram for op in mem.per_operand}
+        assert dram["A"] == 4 * P and dram["B"] == b_tiles * P, (cap / P, dram)

@@ -91,6 +91,11 @@ class MemoryEstimate:
         return self.dram_read + self.dram_write
 
 
+# reuse distances are exact unions of the waves' tiles up to this many waves (a waves x waves
+# table); beyond, the sum of the waves' distinct bytes (an upper bound)
+MAX_EXACT_WAVES = 1024
+
+
 def _keys_per_block(op, grid_shape: tuple):
     """An integer id per block naming the tile of the buffer it reads (None when not tiled)."""
     if op.block_start is None:
@@ -307,11 +312,35 @@ def estimate(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: int
         tiled.append((rec, op, nbytes, (uniq % nkeys, w_of_pair, bytes_of_pair, keys, per_block_bytes)))
     cum = np.concatenate([[0.0], np.cumsum(working_set)])
 
+    # reuse distances at wave granularity: the distinct bytes of waves w'+1..w are their summed
+    # working sets less the re-touches inside that span (a tile used in wave v whose previous use,
+    # prev, is after w'): R(w', w) = the bytes of uses with prev > w' and v <= w
+    uses = []
+    for _, _, _, pairs in tiled:
+        if pairs is None:
+            uses.append(None)
+            continue
+        key, wave, b = pairs[:3]
+        order_kw = np.lexsort((wave, key))
+        key, wave, b = key[order_kw], wave[order_kw], b[order_kw]
+        prev = np.full(key.size, -1)
+        same = np.r_[False, key[1:] == key[:-1]]
+        prev[same] = wave[np.flatnonzero(same) - 1]
+        uses.append((prev, wave, b))
+    retouch = None
+    if waves <= MAX_EXACT_WAVES:
+        m = np.zeros((waves + 1, waves))
+        for u in uses:
+            if u is not None:
+                r = u[0] >= 0
+                np.add.at(m, (u[0][r], u[1][r]), u[2][r])
+        retouch = m[::-1].cumsum(axis=0)[::-1].cumsum(axis=1)     # [a, v]: prev >= a, use wave <= v
+
     late_by_op = drift_misses([None if pairs is None else _followers(wave_of, pairs[3], pos, pairs[4])
                                for _, _, _, pairs in tiled], working_set, slots, drift, capacity, hit_curve)
     dram_read = 0.0
     foot = trace.footprints
-    for (rec, op, nbytes, pairs), late in zip(tiled, late_by_op):
+    for (rec, op, nbytes, pairs), late, use in zip(tiled, late_by_op, uses):
         storage = trace.buffers[op.buffer].storage if op.buffer in trace.buffers else op.buffer
         unique = foot.get(storage, nbytes)
         if pairs is None:
@@ -322,13 +351,10 @@ def estimate(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: int
         else:
             # LRU at wave granularity: a tile used again in wave w after wave w' hits in L2 when the
             # distinct bytes touched by waves w'+1..w fit in the cache
-            key, wave, b = pairs[:3]
-            order_kw = np.lexsort((wave, key))
-            key, wave, b = key[order_kw], wave[order_kw], b[order_kw]
-            prev = np.full(key.size, -1)
-            same = np.r_[False, key[1:] == key[:-1]]
-            prev[same] = wave[np.flatnonzero(same) - 1]
+            prev, wave, b = use
             reuse = cum[wave + 1] - cum[np.maximum(prev, 0) + 1]
+            if retouch is not None:
+                reuse = reuse - retouch[np.maximum(prev, 0) + 1, wave]
             p_hit = reuse_hit_share(reuse, capacity, hit_curve)
             p_hit = np.where(prev >= 0, p_hit, 0.0)
             d = float((b * (1.0 - p_hit)).sum())
