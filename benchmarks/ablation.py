@@ -65,6 +65,18 @@ def _whole_iteration(t_compute, t_tensor, gemms):
     return t_compute / gemms
 
 
+def _whole_spill(rec, occ):
+    """A spilled accumulator moves whole (no wgmma-fragment slots), its reuse distance only the spills."""
+    return 1.0 if ORIG_SHARE(rec, occ) > 0 else 0.0
+
+
+def _spill_only_distance(*a, **k):
+    k.pop("streamed_per_iteration", None)
+    return ORIG_LOCAL_SPILL(*a[:7], **k)
+
+
+ORIG_SHARE = model.spilled_share
+ORIG_LOCAL_SPILL = memory.local_spill
 ORIG_MEMORY = memory.estimate
 ORIG_LOAD = devices.load
 ORIG_OCC = model.occupancy
@@ -78,47 +90,56 @@ def run(label, stack):
     h, a = rep["summary"]["holdout"], rep["summary"]["all"]
     taus = " ".join(f"{k}={v['kendall_tau']:.2f}" for k, v in rep["sweeps"].items())
     print(f"| {label:58s} | {h['time_median']:6.1%} | {h['time_p90']:6.1%} | {a['time_median']:6.1%} | "
-          f"{a['dram_median']:6.1%} | {a['dram_worst']:6.1%} | {taus} |")
+          f"{a['time_p90']:6.1%} | {a['dram_median']:6.1%} | {a['dram_p90']:6.1%} | {a['dram_worst']:6.1%} | {taus} |")
 
 
 def main() -> int:
+    # session-5 mechanisms, off in every row before their own
+    no_drift = (model, "drifts", lambda *a: False)
+    summed = (memory, "MAX_EXACT_WAVES", 0)
+    whole = [(model, "spilled_share", _whole_spill), (memory, "local_spill", _spill_only_distance)]
+    s5 = [no_drift, summed] + whole
     no_pipe = (model, "block_pipeline", lambda *a, **k: None)
     no_spill = (model, "spill_memory", lambda trace, counts_, dev, occ, mem: mem)
     no_clock = (devices, "load", _without("tensor_clock_hz", "l2_merge_group", "gemm_iteration_cycles"))
-    print("| model | holdout time med | holdout time p90 | all time med | DRAM med | DRAM worst | Kendall tau per sweep |")
-    print("|---|---|---|---|---|---|---|")
+    print("| model | holdout time med | holdout time p90 | all time med | all time p90 | DRAM med | DRAM p90 | DRAM worst "
+          "| Kendall tau per sweep |")
+    print("|---|---|---|---|---|---|---|---|---|")
     run("roofline, datasheet peaks, no L2 reuse, no WS, no pipeline", [
         (devices, "load", _datasheet_device), (memory, "estimate", _no_l2_model), (model, "occupancy", _no_ws), no_pipe,
-        no_spill])
+        no_spill] + s5)
     run("+ calibrated peaks (tileroof calibrate)", [
-        (memory, "estimate", _no_l2_model), (model, "occupancy", _no_ws), no_pipe, no_spill, no_clock])
+        (memory, "estimate", _no_l2_model), (model, "occupancy", _no_ws), no_pipe, no_spill, no_clock] + s5)
     run("+ L2 reuse (tiles shared by resident blocks, LRU across waves)", [(model, "occupancy", _no_ws), no_pipe,
-                                                                            no_spill, no_clock])
-    run("+ warp-specialised occupancy (Hopper)", [no_pipe, no_spill, no_clock])
+                                                                            no_spill, no_clock] + s5)
+    run("+ warp-specialised occupancy (Hopper)", [no_pipe, no_spill, no_clock] + s5)
     # session-2 and -3 mechanisms, each switched on in turn on top of the block pipeline
     late = ["block_fixed_s", "accumulator_spill_factor", "wgmma_min_n", "loop_alu_factor", "reduce_latency_s",
             "l2_hit_curve", "dram_stream", "tensor_clock_hz", "l2_merge_group", "gemm_iteration_cycles"]
     base = [(memory, "dirty_at_end", lambda *a: 0.0), (counts, "accumulator_store_waste", lambda *a: 0),
             (model, "consumer_compute", _serial), (model, "buffer_hold", _whole_iteration),
             (model, "occupancy", _launch_regs), no_spill]
-    run("+ block pipeline (stages, latency, per-iteration cost)", base + [(devices, "load", _without(*late))])
-    run("+ L2 write-back: writes still dirty in L2 at the end", base[1:] + [(devices, "load", _without(*late))])
+    run("+ block pipeline (stages, latency, per-iteration cost)", base + [(devices, "load", _without(*late))] + s5)
+    run("+ L2 write-back: writes still dirty in L2 at the end", base[1:] + [(devices, "load", _without(*late))] + s5)
     run("+ accumulator stores fill half sectors; measured per-block cost", base[2:] + [
-        (devices, "load", _without(*late[1:]))])
+        (devices, "load", _without(*late[1:]))] + s5)
     run("+ warpgroups overlap ALU with gemm; buffer held by its own gemm", base[4:] + [
-        (devices, "load", _without(*late[1:]))])
-    run("+ consumer registers after setmaxnreg (240)", [no_spill, (devices, "load", _without(*late[1:]))])
-    run("+ gemm accumulator larger than the registers: x4.64 (measured)", [no_spill, (devices, "load", _without(*late[2:]))])
-    run("+ narrow wgmma (N < 48) at the N = 48 rate (measured)", [no_spill, (devices, "load", _without(*late[3:]))])
-    run("+ loop ALU rate and row-reduction latency (measured)", [no_spill, (devices, "load", _without(*late[5:]))])
-    run("+ measured L2 hit share against reuse distance (l2probe)", [no_spill, (devices, "load", _without(*late[6:]))])
-    run("+ DRAM-fed tiles at the measured streaming pace (tile_stream)", [no_spill, (devices, "load", _without(*late[7:]))])
-    run("+ spilled accumulators move through L2 (local memory)", [(devices, "load", _without(*late[7:]))])
+        (devices, "load", _without(*late[1:]))] + s5)
+    run("+ consumer registers after setmaxnreg (240)", [no_spill, (devices, "load", _without(*late[1:]))] + s5)
+    run("+ gemm accumulator larger than the registers: x4.64 (measured)", [no_spill, (devices, "load", _without(*late[2:]))] + s5)
+    run("+ narrow wgmma (N < 48) at the N = 48 rate (measured)", [no_spill, (devices, "load", _without(*late[3:]))] + s5)
+    run("+ loop ALU rate and row-reduction latency (measured)", [no_spill, (devices, "load", _without(*late[5:]))] + s5)
+    run("+ measured L2 hit share against reuse distance (l2probe)", [no_spill, (devices, "load", _without(*late[6:]))] + s5)
+    run("+ DRAM-fed tiles at the measured streaming pace (tile_stream)", [no_spill, (devices, "load", _without(*late[7:]))] + s5)
+    run("+ spilled accumulators move through L2 (local memory)", [(devices, "load", _without(*late[7:]))] + s5)
     run("+ power-limited SM clock (cube law from the sustained-matmul clock)", [
-        (devices, "load", _without(*late[8:]))])
+        (devices, "load", _without(*late[8:]))] + s5)
     run("+ L2 request coalescing: TPC mates' identical tile loads (l2merge)", [
-        (devices, "load", _without(*late[9:]))])
-    run("+ gemm iteration = math at the per-clock peak + fixed cycles (gemm_pipe)", [])
+        (devices, "load", _without(*late[9:]))] + s5)
+    run("+ gemm iteration = math at the per-clock peak + fixed cycles (gemm_pipe)", s5)
+    run("+ spilled share by wgmma fragment slots; spill distance with the wave's tiles", [no_drift, summed])
+    run("+ reuse distance = distinct bytes of the waves in between (not their sum)", [no_drift])
+    run("+ drift predicted: prefetch window past a tile's DRAM round trip, memory-bound", [])
     return 0
 
 
