@@ -415,7 +415,8 @@ def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupan
     prologue = dev.block_fixed_s or latency
     block_times = iters * t_iter + prologue + t_rest
     terms = {"compute": t_compute, "l2": t_l2, "latency": t_latency}
-    return block_times, {"iteration_s": t_iter, "stages": stages, "tile_bytes": g2s / total_iters, "loop_iterations": total_iters / nblocks,
+    return block_times, {"iteration_s": t_iter, "stages": stages, "tile_bytes": g2s / total_iters,
+                         "loop_iterations": total_iters / nblocks,
                          "iteration_bound": max(terms, key=terms.get),
                          "terms_s": terms, "tensor_efficiency": wg_eff, "prologue_epilogue_s": prologue + t_rest,
                          "register_spill_factor": spill, "accumulator_spill_factor": acc_spill,
@@ -508,10 +509,11 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
             drifting = True
             window = (timed[4]["stages"] - 1) * prefetch_iteration(timed[4])
             drift_note = (f"blocks drift apart: the pipeline prefetches {timed[4]['stages'] - 1} iterations "
-                          f"({window * 1e6:.2f} us), past a tile's DRAM round trip, so the SMs' memory shares set their "
-                          f"pace (spread {dev.pace_spread_drifting:.1%}), and the re-fetches ({dram_if_drifting / 1e9:.2f} GB) "
-                          "keep it DRAM-bound; TPC mates' requests no longer merge; a swizzled launch order "
-                          "(T.use_swizzle) keeps sharers together")
+                          f"({window * 1e6:.2f} us), past a tile's DRAM round trip, and memory is the bound, so the "
+                          f"SMs' unequal memory shares set their pace (spread {dev.pace_spread_drifting:.1%}); sharers "
+                          f"re-fetch tiles ({dram_if_drifting / 1e9:.2f} GB from DRAM, {dram_in_step / 1e9:.2f} GB in "
+                          "step) and TPC mates' requests no longer merge; a swizzled launch order (T.use_swizzle) "
+                          "keeps sharers together")
             tile_mem, mem = drifted, drifted_mem
             notes = []
             timed, pipe, clock, clocked = _clocked(trace, counts, dev, occ, tile_mem, mem, notes)
