@@ -646,8 +646,19 @@ PACE_PROBES = [
 ]
 
 
+# Session 5 (e): is the spilling 128x256 tiles' DRAM excess (2.2x the model's spill share) spill
+# traffic or tile re-fetch?  One wave (4 x 32 = 128 blocks), B (N = 1024) fits L2: the tiles come
+# from DRAM once, so any excess is the spill's.  bf16 NT, 128x256 one warpgroup:
+# (M, N, K, block_K, stages)
+_SPILL_WAVE_PROBES = [(4096, 1024, 4096, 64, 3), (4096, 1024, 16384, 64, 3), (4096, 1024, 4096, 32, 4)]
+
+
 def _probe_cases() -> list[Case]:
     out = []
+    for M, N, K, bk, s in _SPILL_WAVE_PROBES:
+        out.append(_mm_case(f"probe_spillwave_m{M}_n{N}_k{K}_bk{bk}_s{s}",
+                            _mm_params(M, N, K, 128, 256, bk, s, 128, "bfloat16", "bfloat16", trans_B=True),
+                            tags=("probe",), note="one wave of spilling 128x256 tiles whose inputs fit L2"))
     for M, N, K, bm, bn, bk, s, t in PACE_PROBES:
         out.append(_mm_case(f"probe_pace_m{M}_n{N}_k{K}_bm{bm}_bn{bn}_bk{bk}_s{s}_t{t}",
                             _mm_params(M, N, K, bm, bn, bk, s, t), tags=("probe",),
