@@ -35,61 +35,83 @@ def configs(sm_count: int) -> list[dict]:
     return out
 
 
+def measure(kernel, cfgs: list, make_args) -> None:
+    """Compile every config's params with `kernel` (a tilelang.jit function), time each (30 runs,
+    median) with the tensors `make_args(params)` returns (the last one the (grid, 4) Times buffer),
+    and record c["stats"] and c["sm_clock_hz"] (each block's SM cycles over its GPU-timer span,
+    median over the blocks)."""
+    from .microbench import events
+    ks = kernel.par_compile([c["params"] for c in cfgs], num_workers=16, ignore_error=True)
+    for c, k in zip(cfgs, ks):
+        if k is None:
+            c["error"] = "did not compile"
+            continue
+        args = make_args(c["params"])
+        c["stats"] = events(lambda: k(*args), 30)
+        t = args[-1].cpu()
+        c["sm_clock_hz"] = statistics.median(float(c1 - c0) / float(t1 - t0) * 1e9
+                                             for t0, c0, t1, c1 in t.tolist() if t1 > t0)
+
+
+def fit_lines(cfgs: list, shapes, xs, xname: str, flops) -> list:
+    """Per shape: time per iteration (the difference between the ITERS runs) at each x, and the
+    line through them against x: its intercept is the fixed cost per iteration (seconds and SM
+    cycles), its slope the math.  `flops(shape, x)`: FLOPs of one iteration."""
+    import numpy as np
+    fits = []
+    for shape in shapes:
+        pts = []
+        for x in xs:
+            sel = [c for c in cfgs if c["shape"] == list(shape) and c[xname] == x and "stats" in c]
+            t = {c["iters"]: c["stats"]["median_s"] for c in sel}
+            if len(t) == 2:
+                per_iter = (t[ITERS[1]] - t[ITERS[0]]) / (ITERS[1] - ITERS[0])
+                clk = statistics.median(c["sm_clock_hz"] for c in sel if c.get("sm_clock_hz"))
+                pts.append((x, per_iter, flops(shape, x) / per_iter, clk))
+        if len(pts) >= 2:
+            slope, icpt = np.polyfit([p[0] for p in pts], [p[1] for p in pts], 1)
+            cyc_slope, cyc_icpt = np.polyfit([p[0] for p in pts], [p[1] * p[3] for p in pts], 1)
+            per_x = flops(shape, 1.0)
+            fits.append({"shape": list(shape),
+                         "points": [{xname: x, "per_iter_s": t, "flops_per_s_sm": f, "sm_clock_hz": ck}
+                                    for x, t, f, ck in pts],
+                         "intercept_s": float(icpt), "slope_s_per_k": float(slope),
+                         "tflops_sm_from_slope": per_x / slope / 1e12 if slope > 0 else None,
+                         "intercept_cycles": float(cyc_icpt),
+                         "flops_per_clk_sm_from_slope": per_x / cyc_slope if cyc_slope > 0 else None})
+    return fits
+
+
+def report(fits: list, xname: str, sm: int) -> None:
+    for f in fits:
+        pts = ", ".join(f"{xname} {x[xname]} {x['per_iter_s'] * 1e9:.0f} ns" for x in f["points"])
+        print(f"{f['shape']}: {pts}; intercept {f['intercept_s'] * 1e9:.0f} ns = {f['intercept_cycles']:.0f} cycles, "
+              f"slope -> {(f['tflops_sm_from_slope'] or 0) * sm:.0f} TF/s = {f['flops_per_clk_sm_from_slope'] or 0:.0f} "
+              f"FLOP/clk/SM; clocks {[round(x['sm_clock_hz'] / 1e6) for x in f['points']]} MHz")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, required=True)
     a = ap.parse_args(argv)
-    import numpy as np
     import torch
 
-    from .microbench import events
     from .provenance import base_provenance, write_record
     from .tl_kernels import gemm_pipe
     prov = base_provenance("gemm_pipe", touch_gpu=True)
     t0 = time.time()
     sm = torch.cuda.get_device_properties(0).multi_processor_count
     cfgs = configs(sm)
-    ks = gemm_pipe.par_compile([c["params"] for c in cfgs], num_workers=16, ignore_error=True)
-    for c, k in zip(cfgs, ks):
-        if k is None:
-            c["error"] = "did not compile"
-            continue
-        p = c["params"]
-        A = torch.randn((16 * p["block_M"], p["block_K"]), dtype=torch.float16, device="cuda")
-        B = torch.randn((16 * p["block_K"], p["block_N"]), dtype=torch.float16, device="cuda")
-        O = torch.empty((p["grid"] * p["block_M"], p["block_N"]), dtype=torch.float32, device="cuda")
-        Tm = torch.zeros((p["grid"], 4), dtype=torch.int64, device="cuda")
-        c["stats"] = events(lambda: k(A, B, O, Tm), 30)
-        t = Tm.cpu()
-        c["sm_clock_hz"] = statistics.median(float(c1 - c0) / float(t1 - t0) * 1e9
-                                             for t0, c0, t1, c1 in t.tolist() if t1 > t0)
-    fits = []
-    for bm, bn, threads in SHAPES:
-        pts = []
-        for bk in BLOCK_KS:
-            t = {c["iters"]: c["stats"]["median_s"] for c in cfgs
-                 if c["shape"] == [bm, bn, threads] and c["block_K"] == bk and "stats" in c}
-            if len(t) == 2:
-                per_iter = (t[ITERS[1]] - t[ITERS[0]]) / (ITERS[1] - ITERS[0])
-                clk = statistics.median(c["sm_clock_hz"] for c in cfgs if c["shape"] == [bm, bn, threads]
-                                        and c["block_K"] == bk and c.get("sm_clock_hz"))
-                pts.append((bk, per_iter, 2 * bm * bn * bk / per_iter, clk))
-        if len(pts) >= 2:
-            slope, icpt = np.polyfit([x[0] for x in pts], [x[1] for x in pts], 1)
-            cyc_slope, cyc_icpt = np.polyfit([x[0] for x in pts], [x[1] * x[3] for x in pts], 1)
-            fits.append({"shape": [bm, bn, threads],
-                         "points": [{"block_K": b, "per_iter_s": s, "flops_per_s_sm": f, "sm_clock_hz": ck}
-                                    for b, s, f, ck in pts],
-                         "intercept_s": float(icpt), "slope_s_per_k": float(slope),
-                         "tflops_sm_from_slope": 2 * bm * bn / slope / 1e12 if slope > 0 else None,
-                         "intercept_cycles": float(cyc_icpt),
-                         "flops_per_clk_sm_from_slope": 2 * bm * bn / cyc_slope if cyc_slope > 0 else None})
+
+    def make_args(p):
+        return (torch.randn((16 * p["block_M"], p["block_K"]), dtype=torch.float16, device="cuda"),
+                torch.randn((16 * p["block_K"], p["block_N"]), dtype=torch.float16, device="cuda"),
+                torch.empty((p["grid"] * p["block_M"], p["block_N"]), dtype=torch.float32, device="cuda"),
+                torch.zeros((p["grid"], 4), dtype=torch.int64, device="cuda"))
+    measure(gemm_pipe, cfgs, make_args)
+    fits = fit_lines(cfgs, SHAPES, BLOCK_KS, "block_K", lambda shape, bk: 2 * shape[0] * shape[1] * bk)
     path = write_record(a.out, prov, t0, {"sm_count": sm, "configs": cfgs, "fits": fits}, __doc__)
-    for f in fits:
-        pts = ", ".join(f"bk{x['block_K']} {x['per_iter_s'] * 1e9:.0f} ns" for x in f["points"])
-        print(f"{f['shape']}: {pts}; intercept {f['intercept_s'] * 1e9:.0f} ns = {f['intercept_cycles']:.0f} cycles, "
-              f"slope -> {(f['tflops_sm_from_slope'] or 0) * sm:.0f} TF/s = {f['flops_per_clk_sm_from_slope'] or 0:.0f} "
-              f"FLOP/clk/SM; clocks {[round(x['sm_clock_hz'] / 1e6) for x in f['points']]} MHz")
+    report(fits, "block_K", sm)
     print(f"wrote {path}")
     return 0
 

@@ -202,3 +202,46 @@ def gemm_pipe(block_M, block_N, block_K, num_stages, threads, iters, grid, n_til
                 Times[bx, 3] = T.call_extern("int64", "tr_clock")
 
     return main
+
+
+@tilelang.jit
+def attn_pipe(block_M, block_N, dim, num_stages, threads, iters, grid, n_tiles=16, dtype="float16"):
+    """An attention-shaped main loop without the softmax: per iteration S = Q K^T (fp32 fragment),
+    P = S cast to `dtype` (registers), O += P V, with K and V tiles read by every block in the same
+    order from small L2-resident buffers (the slices are not the limit).  Against gemm_pipe (one
+    gemm per iteration) its time per iteration over block_N tells whether a pipelined iteration's
+    fixed cost is paid once per gemm or once per iteration.  Times[block] = (GPU timer, SM cycles)
+    at thread 0's start and after the store."""
+
+    @T.prim_func
+    def main(Q: T.Tensor((block_M, dim), dtype), K: T.Tensor((n_tiles * block_N, dim), dtype),
+             V: T.Tensor((n_tiles * block_N, dim), dtype), Out: T.Tensor((grid * block_M, dim), "float32"),
+             Times: T.Tensor((grid, 4), "int64")):
+        with T.Kernel(grid, threads=threads) as bx:
+            T.import_source(TIMER_SOURCE)
+            tx = T.get_thread_binding()
+            Q_shared = T.alloc_shared((block_M, dim), dtype)
+            K_shared = T.alloc_shared((block_N, dim), dtype)
+            V_shared = T.alloc_shared((block_N, dim), dtype)
+            S = T.alloc_fragment((block_M, block_N), "float32")
+            P = T.alloc_fragment((block_M, block_N), dtype)
+            O = T.alloc_fragment((block_M, dim), "float32")
+            if tx == 0:
+                Times[bx, 0] = T.call_extern("int64", "tr_globaltimer")
+                Times[bx, 1] = T.call_extern("int64", "tr_clock")
+            T.copy(Q, Q_shared)
+            T.clear(O)
+            for k in T.Pipelined(iters, num_stages=num_stages):
+                t = k % n_tiles
+                T.copy(K[t * block_N:(t + 1) * block_N, :], K_shared)
+                T.clear(S)
+                T.gemm(Q_shared, K_shared, S, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
+                T.copy(V[t * block_N:(t + 1) * block_N, :], V_shared)
+                T.copy(S, P)
+                T.gemm(P, V_shared, O, policy=T.GemmWarpPolicy.FullRow)
+            T.copy(O, Out[bx * block_M:(bx + 1) * block_M, :])
+            if tx == 0:
+                Times[bx, 2] = T.call_extern("int64", "tr_globaltimer")
+                Times[bx, 3] = T.call_extern("int64", "tr_clock")
+
+    return main
