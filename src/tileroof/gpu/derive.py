@@ -179,25 +179,35 @@ def pace_entries(docs: list, where: str) -> dict:
 EXPOSED_AT = 1.1     # a two-warpgroup point counts as exposed when it takes over 1.1x its math
 
 
+def _fixed_cycles(doc: dict, x_key: str, math_cycles, warpgroups) -> tuple[list, list]:
+    """Each point's cycles besides its math, (one consumer warpgroup, several): per point of a
+    gemm_pipe / attn_pipe run, time per iteration x the block's SM clock, less the math
+    (`math_cycles(shape, x)`), or with several warpgroups (`warpgroups(shape)`) less their share of
+    it, for the points whose time exceeds EXPOSED_AT x the math (elsewhere another warpgroup's math
+    hides it)."""
+    one, many = [], []
+    for f in doc.get("fits", []):
+        wgs = warpgroups(f["shape"])
+        for p in f["points"]:
+            if not p.get("sm_clock_hz"):
+                continue
+            cycles = p["per_iter_s"] * p["sm_clock_hz"]
+            math = math_cycles(f["shape"], p[x_key])
+            if wgs == 1:
+                one.append(cycles - math)
+            elif cycles > EXPOSED_AT * math:
+                many.append(cycles - math / wgs)
+    return one, many
+
+
 def iteration_cost_entries(doc: dict, flops_per_clk: float, where: str) -> dict:
     """gemm_iteration_cycles and gemm_iteration_cycles_overlapped from a tileroof.gpu.gemm_pipe run
     (the per-block GPU timer and SM cycles give each point's clock): with one consumer warpgroup,
     an iteration's cycles less its math at `flops_per_clk` (the fp16 per-clock peak), median over
     the points; with several, the cycles less their share of the math, median over the points
     whose time exceeds EXPOSED_AT x the math (elsewhere the other warpgroup's math hides it)."""
-    one, many = [], []
-    for f in doc.get("fits", []):
-        bm, bn, threads = f["shape"]
-        wgs = max(threads // 128, 1)
-        for p in f["points"]:
-            if not p.get("sm_clock_hz"):
-                continue
-            cycles = p["per_iter_s"] * p["sm_clock_hz"]
-            math = 2 * bm * bn * p["block_K"] / flops_per_clk
-            if wgs == 1:
-                one.append(cycles - math)
-            elif cycles > EXPOSED_AT * math:
-                many.append(cycles - math / wgs)
+    one, many = _fixed_cycles(doc, "block_K", lambda sh, bk: 2 * sh[0] * sh[1] * bk / flops_per_clk,
+                              lambda sh: max(sh[2] // 128, 1))
     out = {}
     base = (f"tileroof.gpu.gemm_pipe: time per pipelined gemm iteration (one block per SM, merged L2-resident "
             f"tiles, block_K 16-128) times the block's SM clock, less its math at {flops_per_clk:.0f} FLOP/clk/SM")
@@ -210,4 +220,36 @@ def iteration_cost_entries(doc: dict, flops_per_clk: float, where: str) -> dict:
             "value": round(statistics.median(many), 1), "unit": "cycles", "points": [round(v) for v in many],
             "method": f"{base} over the warpgroups; several consumer warpgroups, the points above {EXPOSED_AT}x "
                       f"the math (the other's math hides the rest), median of {len(many)} [{where}]"}
+    return out
+
+
+def second_gemm_entries(doc: dict, flops_per_clk: float, one_gemm: float, one_gemm_overlapped: float,
+                        where: str) -> dict:
+    """gemm_wait_cycles and gemm_wait_cycles_overlapped from a tileroof.gpu.attn_pipe run: what a
+    second gemm in a pipelined iteration adds to its fixed cost.  Each point's cycles besides its
+    math (two gemms of block_M x block_N x dim) as in iteration_cost_entries, median per
+    warpgroup count, less the one-gemm iteration's (`one_gemm`, `one_gemm_overlapped`: gemm_pipe):
+    the per-gemm part (issue, commit, wait), the rest of the one-gemm cost being the iteration's
+    own (producer/consumer barriers)."""
+    # shape: (block_M, threads[, head dim]; the first run had only head dim 128)
+    one, many = _fixed_cycles(doc, "block_N",
+                              lambda sh, bn: 2 * 2 * sh[0] * bn * (sh[2] if len(sh) > 2 else 128) / flops_per_clk,
+                              lambda sh: max(sh[1] // 128, 1))
+    base = (f"tileroof.gpu.attn_pipe: time per pipelined iteration of S = Q K^T, P = cast(S), O += P V (one "
+            f"block per SM, merged L2-resident tiles, block_N 32-96) times the block's SM clock, less its math at "
+            f"{flops_per_clk:.0f} FLOP/clk/SM")
+    out = {}
+    if one:
+        f2 = statistics.median(one)
+        out["gemm_wait_cycles"] = {
+            "value": round(f2 - one_gemm, 1), "unit": "cycles", "points": [round(v) for v in one],
+            "method": f"{base}; one consumer warpgroup: median {f2:.1f} cycles of {len(one)} points, less the "
+                      f"one-gemm iteration's {one_gemm} (gemm_iteration_cycles) [{where}]"}
+    if many:
+        f2 = statistics.median(many)
+        out["gemm_wait_cycles_overlapped"] = {
+            "value": round(f2 - one_gemm_overlapped, 1), "unit": "cycles", "points": [round(v) for v in many],
+            "method": f"{base} over the warpgroups; several consumer warpgroups, the points above {EXPOSED_AT}x the "
+                      f"math: median {f2:.1f} cycles of {len(many)}, less the one-gemm iteration's "
+                      f"{one_gemm_overlapped} (gemm_iteration_cycles_overlapped) [{where}]"}
     return out
