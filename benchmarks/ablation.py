@@ -75,6 +75,12 @@ def _spill_only_distance(*a, **k):
     return ORIG_LOCAL_SPILL(*a[:7], **k)
 
 
+def _per_gemm(dev, n_gemm, warpgroups):
+    """Every gemm of an iteration pays the one-gemm cost (no attn_pipe measurement)."""
+    return ORIG_FIXED(replace(dev, gemm_wait_cycles=None, gemm_wait_cycles_overlapped=None), n_gemm, warpgroups)
+
+
+ORIG_FIXED = model.gemm_fixed_cycles
 ORIG_SHARE = model.spilled_share
 ORIG_LOCAL_SPILL = memory.local_spill
 ORIG_MEMORY = memory.estimate
@@ -98,7 +104,8 @@ def main() -> int:
     no_drift = (model, "drifts", lambda *a: False)
     summed = (memory, "MAX_EXACT_WAVES", 0)
     whole = [(model, "spilled_share", _whole_spill), (memory, "local_spill", _spill_only_distance)]
-    s5 = [no_drift, summed] + whole
+    per_gemm = (model, "gemm_fixed_cycles", _per_gemm)
+    s5 = [no_drift, summed, per_gemm] + whole
     no_pipe = (model, "block_pipeline", lambda *a, **k: None)
     no_spill = (model, "spill_memory", lambda trace, counts_, dev, occ, mem: mem)
     no_clock = (devices, "load", _without("tensor_clock_hz", "l2_merge_group", "gemm_iteration_cycles"))
@@ -137,9 +144,10 @@ def main() -> int:
     run("+ L2 request coalescing: TPC mates' identical tile loads (l2merge)", [
         (devices, "load", _without(*late[9:]))] + s5)
     run("+ gemm iteration = math at the per-clock peak + fixed cycles (gemm_pipe)", s5)
-    run("+ spilled share by wgmma fragment slots; spill distance with the wave's tiles", [no_drift, summed])
-    run("+ reuse distance = distinct bytes of the waves in between (not their sum)", [no_drift])
-    run("+ drift predicted: prefetch window past a tile's DRAM round trip, memory-bound", [])
+    run("+ spilled share by wgmma fragment slots; spill distance with the wave's tiles", [no_drift, summed, per_gemm])
+    run("+ reuse distance = distinct bytes of the waves in between (not their sum)", [no_drift, per_gemm])
+    run("+ drift predicted: prefetch window past a tile's DRAM round trip, memory-bound", [per_gemm])
+    run("+ a second gemm per iteration adds what attn_pipe measured (not a whole gemm's cost)", [])
     return 0
 
 

@@ -24,6 +24,9 @@ What is written into src/tileroof/devices/profiles/<device>.toml, before its [fi
                                   blocks of a wave (stride 4), the share of re-reads served by L2 against
                                   the working set between two uses: (DRAM read - W) / (issued / 2 - W)
                                   missed; points (working set bytes, hit share), monotone non-increasing
+  [measured.gemm_wait_cycles]     } from an attn_pipe-*.json run (tileroof.gpu.attn_pipe): what a second gemm
+  [measured.gemm_wait_cycles_overlapped] } adds to a pipelined iteration's fixed cost, one / several consumer
+                                    warpgroups (its fixed cycles less the profile's gemm_iteration_cycles*)
   [measured.sm_pace_spread]       } from timeline-*.json runs (tileroof.gpu.timeline), all given together:
   [measured.sm_pace_spread_drifting] } relative std over SMs of the mean block time per kernel (runs of at
                                     least 0.4 ms), split into the two groups the values fall in (derive.pace_entries)
@@ -71,6 +74,14 @@ def main(argv=None) -> int:
             prov = run["provenance"]
             tables.update(derive.iteration_cost_entries(
                 run, base.tensor_flops_per_clk("fp16"),
+                f"run {path.name}, {prov.get('gpu')}, {prov.get('date_utc')}, commit {prov.get('tileroof_commit')}"))
+            continue
+        if run.get("schema") == "tileroof.attn_pipe/1":
+            prov = run["provenance"]
+            one = tables.get("gemm_iteration_cycles", {}).get("value", base.gemm_iteration_cycles)
+            many = tables.get("gemm_iteration_cycles_overlapped", {}).get("value", base.gemm_iteration_cycles_overlapped)
+            tables.update(derive.second_gemm_entries(
+                run, base.tensor_flops_per_clk("fp16"), one, many,
                 f"run {path.name}, {prov.get('gpu')}, {prov.get('date_utc')}, commit {prov.get('tileroof_commit')}"))
             continue
         if run.get("schema") == "tileroof.l2probe/1":

@@ -306,6 +306,21 @@ def gemm_iteration_law(dev: Device) -> bool:
                 and dev.tensor_instruction == "wgmma")
 
 
+def gemm_fixed_cycles(dev: Device, n_gemm: int, warpgroups: int) -> float:
+    """Cycles a pipelined iteration with `n_gemm` gemms adds to its math: with one consumer
+    warpgroup, what gemm_pipe measured for one gemm (gemm_iteration_cycles) plus, for each further
+    gemm, what attn_pipe measured a second one to add (gemm_wait_cycles); with several, the exposed
+    part over their share of the math (the *_overlapped pair).  Without the second measurement each
+    gemm pays the first one's cost."""
+    if warpgroups > 1:
+        first, more = dev.gemm_iteration_cycles_overlapped, dev.gemm_wait_cycles_overlapped
+    else:
+        first, more = dev.gemm_iteration_cycles, dev.gemm_wait_cycles
+    if n_gemm <= 0:
+        return 0.0
+    return first + (n_gemm - 1) * (first if more is None else max(more, 0.0))
+
+
 def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, mem=None, clock_hz=None):
     """Per-block times for a kernel whose main loop is T.Pipelined, or None.  clock_hz: the SM
     clock the kernel runs at (default: the sustained-matmul clock dev.tensor_clock_hz)."""
@@ -364,10 +379,8 @@ def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupan
         # fixed cost hides behind the others' math until it exceeds them
         wg_eff = 1.0
         t_math = math_cycles / total_iters / clock_hz
-        if n_wg > 1:
-            t_tens = max(t_math, t_math / n_wg + n_gemm * dev.gemm_iteration_cycles_overlapped / clock_hz)
-        else:
-            t_tens = t_math + n_gemm * dev.gemm_iteration_cycles / clock_hz
+        fixed = gemm_fixed_cycles(dev, n_gemm, n_wg) / clock_hz
+        t_tens = max(t_math, t_math / n_wg + fixed) if n_wg > 1 else t_math + fixed
         t_compute = consumer_compute(t_tens, other / total_iters, n_wg) * spill * share
         t_tc_iter = t_tens * spill * share
     else:

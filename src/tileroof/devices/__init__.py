@@ -47,6 +47,8 @@ _SPECS = {
     "l2_request_merge_sms": ("l2_merge_group", 1),
     "gemm_iteration_cycles": ("gemm_iteration_cycles", 1),
     "gemm_iteration_cycles_overlapped": ("gemm_iteration_cycles_overlapped", 1),
+    "gemm_wait_cycles": ("gemm_wait_cycles", 1),
+    "gemm_wait_cycles_overlapped": ("gemm_wait_cycles_overlapped", 1),
     "l2_atomic_throughput_gops": ("atomic_rate_contended", 1e9),
     "atomic_throughput_distinct_gops": ("atomic_rate", 1e9),
 }
@@ -99,6 +101,8 @@ class Device:
     tensor_per_clk: dict = field(default_factory=dict)  # dtype -> dense tensor FLOP per clock per SM (peak)
     gemm_iteration_cycles: float = 0.0    # one consumer warpgroup: cycles a pipelined gemm iteration adds to its math
     gemm_iteration_cycles_overlapped: float = 0.0  # several: cycles one's iteration adds to its share of the math
+    gemm_wait_cycles: float | None = None  # what each further gemm of an iteration adds (one warpgroup; None: as much
+    gemm_wait_cycles_overlapped: float | None = None  # as the first)   ... several warpgroups
     l2_merge_group: int = 1               # SMs (one TPC) that consecutive blocks land on and whose identical
                                           # tile requests reach the L2 slices once
     atomic_rate: float = 0.0              # atomics/s to distinct addresses (all SMs)
