@@ -809,6 +809,12 @@ _GEMM_DEEP_CONFIGS = [
     (64, 128, 64, 6, 128, False), (128, 128, 64, 4, 128, False), (128, 256, 64, 3, 256, False),
     (64, 256, 64, 4, 128, True),
 ]
+# Session 5: written after the second-gemm cost (attn_pipe) to test it out of sample.
+# (block_M, block_N, stages, threads)
+_FA_VAL_CONFIGS = [
+    (128, 32, 2, 256), (128, 64, 2, 256), (128, 128, 2, 256), (128, 64, 1, 256), (64, 32, 2, 128),
+    (64, 64, 2, 128), (64, 128, 2, 128), (128, 128, 1, 256),
+]
 _FA_FIN_CONFIGS = [  # B=2 H=32 S=8192 D=64 bf16, causal: (block_M, block_N, stages, threads)
     (64, 64, 2, 128), (64, 128, 2, 128), (128, 64, 2, 128), (128, 128, 2, 256),
     (128, 64, 2, 256), (128, 32, 2, 256), (64, 256, 2, 128), (128, 256, 2, 256),
@@ -903,6 +909,8 @@ def sweeps():
                    dtype="bfloat16", rtol=2e-2),
         *_gemm_sweep("gemmdeep", "gemm_deep_bf16", _GEMM_DEEP_CONFIGS, 6144, 12288, 6144,
                      "M=6144 N=12288 K=6144 bf16 NN, mostly unswizzled", **bf16),
+        *_fa_sweep("faval", "fa_val_fp16", _FA_VAL_CONFIGS, 2, 24, 6144, 128, False, "B=2 H=24 S=6144 D=128 fp16"),
+        *_fa_sweep("favald64", "fa_val_d64", _FA_VAL_CONFIGS, 1, 32, 8192, 64, False, "B=1 H=32 S=8192 D=64 fp16"),
     ]
     names: dict = {}
     for c in out:                      # each sweep's configs, in the order written above
