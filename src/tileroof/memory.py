@@ -144,9 +144,10 @@ def local_spill(mem: MemoryEstimate, bytes_per_iteration: float, block_iteration
     spilled line L2 takes in every resident block's spill and the distinct tile bytes the wave
     streams in one iteration (`streamed_per_iteration`: tiles shared by the wave's blocks count
     once -- counting every block's issued tile bytes would lose 3-34 % where 3-7 % is measured).
-    The hit curve gives the share that survives that reuse distance; a miss is a dirty line
-    written back and read again: one DRAM read and one write.  (132 x 128 KiB + 0.4-1.8 MB on
-    the H200: 1.6-2.5 % lost, an under-estimate of the 3.6-5.4 % measured.)"""
+    The hit curve gives the share that misses at that reuse distance (132 x 128 KiB + 0.4-1.8 MB
+    on the H200: 1.6-2.5 %), charged as a dirty line written back and read again: one DRAM read
+    and one write.  Measured (one wave of spilling tiles whose inputs fit L2, run 37): no re-reads,
+    write-backs of 2.0-3.2 % of the moved bytes -- about the same total, split otherwise."""
     if bytes_per_iteration <= 0 or block_iterations <= 0:
         return mem
     capacity = float(l2_bytes or 0.0) / max(l2_partitions, 1)
