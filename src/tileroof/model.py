@@ -538,11 +538,15 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
     if drift_note:
         assumptions.append(drift_note)
     if pipe is not None and pipe[1].get("gemm_iteration_law"):
+        more = ""
+        if dev.gemm_wait_cycles is not None or dev.gemm_wait_cycles_overlapped is not None:
+            more = (f"; each further gemm of an iteration adds {gemm_fixed_cycles(dev, 2, 1) - gemm_fixed_cycles(dev, 1, 1):.0f}"
+                    f" / {gemm_fixed_cycles(dev, 2, 2) - gemm_fixed_cycles(dev, 1, 2):.0f} cycles (tileroof.gpu.attn_pipe)")
         assumptions.append(
-            f"each gemm of the pipelined loop: math at {dev.tensor_flops_per_clk('fp16'):.0f} FLOP/clk/SM (fp16) at the "
+            f"the pipelined loop's gemms: math at {dev.tensor_flops_per_clk('fp16'):.0f} FLOP/clk/SM (fp16) at the "
             f"modelled clock, plus {dev.gemm_iteration_cycles:.0f} cycles with one consumer warpgroup, or "
-            f"max(math, math / n + {dev.gemm_iteration_cycles_overlapped:.0f} cycles) with n (tileroof.gpu.gemm_pipe "
-            "on an H200; the device's sources say where its values come from)")
+            f"max(math, math / n + {dev.gemm_iteration_cycles_overlapped:.0f} cycles) with n (tileroof.gpu.gemm_pipe"
+            f"{more}; measured on an H200, the device's sources say where its values come from)")
     if "fitted" in dev.sources:
         assumptions.append(f"pipeline constants {dev.sources['fitted']}")
     if occ.warp_specialized:
