@@ -11,11 +11,7 @@ intercept (gemm_iteration_cycles).
 """
 from __future__ import annotations
 
-import argparse
-import time
-from pathlib import Path
-
-from .gemm_pipe import ITERS, fit_lines, measure, report
+from .gemm_pipe import ITERS, run
 
 # (block_M, threads, head dim): one consumer warpgroup with 64 query rows, two with 128 (64 rows
 # each); the head dim 64 configs expose the two-warpgroup fixed cost at more block_N (less math)
@@ -36,32 +32,17 @@ def flops(shape, block_n) -> float:
     return 2 * 2 * shape[0] * block_n * shape[2]
 
 
+def _make_args(torch, p):
+    d = p["dim"]
+    return (torch.randn((p["block_M"], d), dtype=torch.float16, device="cuda") / 8,
+            torch.randn((16 * p["block_N"], d), dtype=torch.float16, device="cuda") / 8,
+            torch.randn((16 * p["block_N"], d), dtype=torch.float16, device="cuda") / 8,
+            torch.empty((p["grid"] * p["block_M"], d), dtype=torch.float32, device="cuda"),
+            torch.zeros((p["grid"], 4), dtype=torch.int64, device="cuda"))
+
+
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--out", type=Path, required=True)
-    a = ap.parse_args(argv)
-    import torch
-
-    from .provenance import base_provenance, write_record
-    from .tl_kernels import attn_pipe
-    prov = base_provenance("attn_pipe", touch_gpu=True)
-    t0 = time.time()
-    sm = torch.cuda.get_device_properties(0).multi_processor_count
-    cfgs = configs(sm)
-
-    def make_args(p):
-        d = p["dim"]
-        return (torch.randn((p["block_M"], d), dtype=torch.float16, device="cuda") / 8,
-                torch.randn((16 * p["block_N"], d), dtype=torch.float16, device="cuda") / 8,
-                torch.randn((16 * p["block_N"], d), dtype=torch.float16, device="cuda") / 8,
-                torch.empty((p["grid"] * p["block_M"], d), dtype=torch.float32, device="cuda"),
-                torch.zeros((p["grid"], 4), dtype=torch.int64, device="cuda"))
-    measure(attn_pipe, cfgs, make_args)
-    fits = fit_lines(cfgs, SHAPES, BLOCK_NS, "block_N", flops)
-    path = write_record(a.out, prov, t0, {"sm_count": sm, "configs": cfgs, "fits": fits}, __doc__)
-    report(fits, "block_N", sm)
-    print(f"wrote {path}")
-    return 0
+    return run(argv, "attn_pipe", __doc__, "attn_pipe", configs, _make_args, SHAPES, BLOCK_NS, "block_N", flops)
 
 
 if __name__ == "__main__":

@@ -90,30 +90,39 @@ def report(fits: list, xname: str, sm: int) -> None:
               f"FLOP/clk/SM; clocks {[round(x['sm_clock_hz'] / 1e6) for x in f['points']]} MHz")
 
 
-def main(argv=None) -> int:
+def run(argv, tool: str, doc: str, kernel_name: str, configs_for, make_args, shapes, xs, xname: str, flops) -> int:
+    """The command line of a pipe probe (gemm_pipe, attn_pipe): compile and time
+    `configs_for(sm_count)` with tl_kernels.<kernel_name> on inputs `make_args(torch, params)`, fit
+    time per iteration against `xname`, write the record (schema tileroof.<tool>/1) under --out."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, required=True)
     a = ap.parse_args(argv)
     import torch
 
+    from . import tl_kernels
     from .provenance import base_provenance, write_record
-    from .tl_kernels import gemm_pipe
-    prov = base_provenance("gemm_pipe", touch_gpu=True)
+    prov = base_provenance(tool, touch_gpu=True)
     t0 = time.time()
     sm = torch.cuda.get_device_properties(0).multi_processor_count
-    cfgs = configs(sm)
-
-    def make_args(p):
-        return (torch.randn((16 * p["block_M"], p["block_K"]), dtype=torch.float16, device="cuda"),
-                torch.randn((16 * p["block_K"], p["block_N"]), dtype=torch.float16, device="cuda"),
-                torch.empty((p["grid"] * p["block_M"], p["block_N"]), dtype=torch.float32, device="cuda"),
-                torch.zeros((p["grid"], 4), dtype=torch.int64, device="cuda"))
-    measure(gemm_pipe, cfgs, make_args)
-    fits = fit_lines(cfgs, SHAPES, BLOCK_KS, "block_K", lambda shape, bk: 2 * shape[0] * shape[1] * bk)
-    path = write_record(a.out, prov, t0, {"sm_count": sm, "configs": cfgs, "fits": fits}, __doc__)
-    report(fits, "block_K", sm)
+    cfgs = configs_for(sm)
+    measure(getattr(tl_kernels, kernel_name), cfgs, lambda p: make_args(torch, p))
+    fits = fit_lines(cfgs, shapes, xs, xname, flops)
+    path = write_record(a.out, prov, t0, {"sm_count": sm, "configs": cfgs, "fits": fits}, doc)
+    report(fits, xname, sm)
     print(f"wrote {path}")
     return 0
+
+
+def _make_args(torch, p):
+    return (torch.randn((16 * p["block_M"], p["block_K"]), dtype=torch.float16, device="cuda"),
+            torch.randn((16 * p["block_K"], p["block_N"]), dtype=torch.float16, device="cuda"),
+            torch.empty((p["grid"] * p["block_M"], p["block_N"]), dtype=torch.float32, device="cuda"),
+            torch.zeros((p["grid"], 4), dtype=torch.int64, device="cuda"))
+
+
+def main(argv=None) -> int:
+    return run(argv, "gemm_pipe", __doc__, "gemm_pipe", configs, _make_args, SHAPES, BLOCK_KS, "block_K",
+               lambda shape, bk: 2 * shape[0] * shape[1] * bk)
 
 
 if __name__ == "__main__":
