@@ -653,8 +653,23 @@ PACE_PROBES = [
 _SPILL_WAVE_PROBES = [(4096, 1024, 4096, 64, 3), (4096, 1024, 16384, 64, 3), (4096, 1024, 4096, 32, 4)]
 
 
+# Session 5 (f): written after the exact reuse distance to test it out of sample -- swizzled small
+# tiles whose B (or A) panels are re-touched wave after wave, where the union of the waves in
+# between and their summed working sets differ most (64x64: 335 against 521 MB predicted at
+# M=12288), and an unswizzled control.  fp16 NN: (M, N, K, block_M, block_N, swizzle)
+_REUSE_PROBES = [
+    (12288, 3072, 4096, 64, 64, True), (12288, 3072, 4096, 128, 64, True), (12288, 3072, 4096, 64, 128, True),
+    (12288, 3072, 4096, 64, 64, False), (8192, 4096, 4096, 64, 64, True), (8192, 4096, 4096, 64, 128, True),
+    (8192, 4096, 4096, 128, 64, True),
+]
+
+
 def _probe_cases() -> list[Case]:
     out = []
+    for M, N, K, bm, bn, sw in _REUSE_PROBES:
+        out.append(_mm_case(f"probe_reuse_m{M}_n{N}_k{K}_bm{bm}_bn{bn}_sw{int(sw)}",
+                            _mm_params(M, N, K, bm, bn, 64, 4, 128, swizzle=sw), tags=("probe",),
+                            note="small tiles whose panels are re-touched wave after wave: L2 reuse distance"))
     for M, N, K, bk, s in _SPILL_WAVE_PROBES:
         out.append(_mm_case(f"probe_spillwave_m{M}_n{N}_k{K}_bk{bk}_s{s}",
                             _mm_params(M, N, K, 128, 256, bk, s, 128, "bfloat16", "bfloat16", trans_B=True),
