@@ -3,7 +3,7 @@ attn_pipe kernel (tileroof.gpu.tl_kernels): an attention-shaped loop without the
 then O += P V with P the fp16 cast of S, one block per SM, K and V tiles read by every block in
 the same order from small L2-resident buffers (merged by the L2 Request Coalescer, so the slices
 are not the limit); iters = 400 and 1600, time per iteration = the difference over 1200.  Per tile
-shape (block_M, threads, head dim 128 or 64), time per iteration against block_N (32..96) is a line:
+shape (block_M, threads, head dim 64, 96 or 128), time per iteration against block_N (32..96) is a line:
 its intercept is the fixed cost of an iteration with two gemms, to set against gemm_pipe's one-gemm
 intercept (gemm_iteration_cycles).
 
@@ -15,8 +15,8 @@ from .gemm_pipe import ITERS, run
 
 # (block_M, threads, head dim): one consumer warpgroup with 64 query rows, two with 128 (64 rows
 # each); the head dim 64 configs expose the two-warpgroup fixed cost at more block_N (less math)
-SHAPES = ((64, 128, 128), (128, 256, 128), (64, 128, 64), (128, 256, 64))
-BLOCK_NS = (32, 64, 96)
+SHAPES = ((64, 128, 128), (128, 256, 128), (64, 128, 64), (128, 256, 64), (64, 128, 96), (128, 256, 96))
+BLOCK_NS = (32, 48, 64, 96)
 STAGES = 3
 
 
