@@ -74,3 +74,19 @@ def test_recorded_calibrations_reproduce_within_5_percent():
                        capture_output=True, text=True)
     assert p.returncode == 0, p.stdout
     assert "tensor_tflops_fp16" in p.stdout
+
+
+def test_device_files_are_reread_when_they_change(tmp_path):
+    """Parsed device files are cached (a device load is mostly TOML parsing), keyed by the file's
+    modification time: an edited file is read again."""
+    import os
+    src = devices.catalog_dir() / "h100_sxm.toml"
+    path = tmp_path / "mine.toml"
+    text = src.read_text()
+    path.write_text(text)
+    first = devices.load(str(path))
+    assert devices.load(str(path)) == first
+    path.write_text(text.replace("[spec.sm_count]\nvalue = 132", "[spec.sm_count]\nvalue = 100"))
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    assert devices.load(str(path)).sm_count == 100 and first.sm_count == 132

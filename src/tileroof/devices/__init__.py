@@ -2,6 +2,8 @@
 (numbers measured on the GPU by `tileroof calibrate`), a user's own file, or the live GPU."""
 from __future__ import annotations
 
+import copy
+import functools
 import sys
 from dataclasses import dataclass, field, replace
 from importlib import resources
@@ -234,6 +236,17 @@ def catalog_keys() -> list[str]:
 
 
 def _read(path: Path) -> dict:
+    """The parsed TOML of a device file (a copy: parsing is most of a device load, and `rank` or a
+    sweep loads the same device for every config; re-read when the file changes)."""
+    try:
+        stamp = path.stat().st_mtime_ns
+    except OSError as exc:
+        raise TileroofError(f"cannot read device file {path}: {exc}") from None
+    return copy.deepcopy(_parse(str(path), stamp))
+
+
+@functools.lru_cache(maxsize=64)
+def _parse(path: str, stamp: int) -> dict:
     try:
         with open(path, "rb") as f:
             return tomllib.load(f)
