@@ -664,8 +664,27 @@ _REUSE_PROBES = [
 ]
 
 
+# Session 5 (g): the drift rule, out of sample once more -- other shapes, bf16 with B stored (N, K),
+# 64x192 with 4 stages (its window 1.1x the round trip), and three the rule says keep pace.
+# (M, N, K, block_M, block_N, block_K, stages, dtype, trans_B, swizzle), 128 threads
+_DRIFT_CHECKS = [
+    (4096, 12288, 8192, 64, 256, 64, 4, "bfloat16", True, False),
+    (4096, 12288, 8192, 64, 256, 64, 3, "bfloat16", True, False),
+    (4096, 12288, 8192, 64, 256, 32, 6, "bfloat16", True, False),
+    (6144, 10240, 8192, 64, 128, 64, 6, "float16", False, False),
+    (6144, 10240, 8192, 64, 192, 64, 4, "float16", False, False),
+    (8192, 8192, 8192, 128, 128, 64, 4, "float16", False, False),
+    (4096, 8192, 8192, 64, 256, 64, 4, "float16", False, True),
+]
+
+
 def _probe_cases() -> list[Case]:
     out = []
+    for M, N, K, bm, bn, bk, s, dt, tb, sw in _DRIFT_CHECKS:
+        out.append(_mm_case(f"probe_driftval_m{M}_n{N}_k{K}_bm{bm}_bn{bn}_bk{bk}_s{s}_{'nt' if tb else 'nn'}{'_sw' if sw else ''}",
+                            _mm_params(M, N, K, bm, bn, bk, s, 128, dt, dt, trans_B=tb, swizzle=sw), tags=("probe",),
+                            rtol=2e-2 if dt == "bfloat16" else 1e-2,
+                            note="written after the drift rule: does it drift as predicted?"))
     for M, N, K, bm, bn, sw in _REUSE_PROBES:
         out.append(_mm_case(f"probe_reuse_m{M}_n{N}_k{K}_bm{bm}_bn{bn}_sw{int(sw)}",
                             _mm_params(M, N, K, bm, bn, 64, 4, 128, swizzle=sw), tags=("probe",),
