@@ -205,7 +205,7 @@ def drift_misses(followers: list, working_set, slots: int, drift: float, capacit
         for i, g in gaps.items():
             wf, _, b = followers[i]
             median = g * rate[wf]
-            miss = np.mean([1.0 - reuse_hit_share(median * k, capacity, hit_curve) for k in q], axis=0)
+            miss = 1.0 - reuse_hit_share(q[:, None] * median[None, :], capacity, hit_curve).mean(axis=0)
             out[i] = float((b * miss).sum())
             np.add.at(new, wf, b * miss)
         if np.allclose(new, extra, rtol=1e-3, atol=1.0):
