@@ -62,6 +62,18 @@ _TENSOR_CLK = {"tensor_flops_per_clk_per_sm_fp16": "fp16", "tensor_flops_per_clk
 _CUDA = {"fp32_tflops": "fp32", "fp16_tflops": "fp16", "fp64_tflops": "fp64", "bf16_tflops": "bf16"}
 
 
+def _tensor_entry(table: dict, dtype: str) -> float:
+    """A per-dtype tensor-core figure: fp32 runs as tf32, fp4/int4 as fp8 where the table lacks
+    them, anything else unknown as fp16 (0 without fp16)."""
+    if dtype in table:
+        return table[dtype]
+    if dtype == "fp32" and "tf32" in table:
+        return table["tf32"]
+    if dtype in ("fp4", "int4") and "fp8" in table:
+        return table["fp8"]
+    return table.get("fp16", 0.0)
+
+
 @dataclass(frozen=True)
 class Device:
     key: str
@@ -124,24 +136,11 @@ class Device:
         return self.smem_bw or self.smem_bytes_per_clk * self.sm_count * self.clock_hz
 
     def tensor_rate(self, dtype: str) -> float:
-        if dtype in self.tensor_peak:
-            return self.tensor_peak[dtype]
-        if dtype == "fp32" and "tf32" in self.tensor_peak:
-            return self.tensor_peak["tf32"]
-        if dtype in ("fp4", "int4") and "fp8" in self.tensor_peak:
-            return self.tensor_peak["fp8"]
-        return self.tensor_peak.get("fp16", 0.0)
+        return _tensor_entry(self.tensor_peak, dtype)
 
     def tensor_flops_per_clk(self, dtype: str) -> float:
         """Dense tensor FLOP per clock per SM at the tensor cores' peak (0 when unknown)."""
-        t = self.tensor_per_clk
-        if dtype in t:
-            return t[dtype]
-        if dtype == "fp32" and "tf32" in t:
-            return t["tf32"]
-        if dtype in ("fp4", "int4") and "fp8" in t:
-            return t["fp8"]
-        return t.get("fp16", 0.0)
+        return _tensor_entry(self.tensor_per_clk, dtype)
 
     def cuda_rate(self, dtype: str) -> float:
         if dtype in self.cuda_peak:
