@@ -35,22 +35,18 @@ def configs(sm_count: int) -> list[dict]:
     return out
 
 
-def measure(kernel, cfgs: list, make_args) -> None:
-    """Compile every config's params with `kernel` (a tilelang.jit function), time each (30 runs,
-    median) with the tensors `make_args(params)` returns (the last one the (grid, 4) Times buffer),
-    and record c["stats"] and c["sm_clock_hz"] (each block's SM cycles over its GPU-timer span,
-    median over the blocks)."""
-    from .microbench import events
-    ks = kernel.par_compile([c["params"] for c in cfgs], num_workers=16, ignore_error=True)
-    for c, k in zip(cfgs, ks):
-        if k is None:
-            c["error"] = "did not compile"
-            continue
-        args = make_args(c["params"])
-        c["stats"] = events(lambda: k(*args), 30)
+def measure(kernel, cfgs: list, make_args) -> list:
+    """Each config with its timing (microbench._compiled / _timed_configs: compiled once, 30
+    event-timed runs on the tensors `make_args(params)` returns, the last one the (grid, 4) Times
+    buffer) and "sm_clock_hz": each block's SM cycles over its GPU-timer span, median over the
+    blocks."""
+    from .microbench import _compiled, _timed_configs
+
+    def clock(row, args):
         t = args[-1].cpu()
-        c["sm_clock_hz"] = statistics.median(float(c1 - c0) / float(t1 - t0) * 1e9
-                                             for t0, c0, t1, c1 in t.tolist() if t1 > t0)
+        row["sm_clock_hz"] = statistics.median(float(c1 - c0) / float(t1 - t0) * 1e9
+                                               for t0, c0, t1, c1 in t.tolist() if t1 > t0)
+    return _timed_configs(cfgs, _compiled(kernel, cfgs)[0], 30, make_args, clock)
 
 
 def fit_lines(cfgs: list, shapes, xs, xname: str, flops) -> list:
@@ -104,8 +100,7 @@ def run(argv, tool: str, doc: str, kernel_name: str, configs_for, make_args, sha
     prov = base_provenance(tool, touch_gpu=True)
     t0 = time.time()
     sm = torch.cuda.get_device_properties(0).multi_processor_count
-    cfgs = configs_for(sm)
-    measure(getattr(tl_kernels, kernel_name), cfgs, lambda p: make_args(torch, p))
+    cfgs = measure(getattr(tl_kernels, kernel_name), cfgs_for(sm), lambda p: make_args(torch, p))
     fits = fit_lines(cfgs, shapes, xs, xname, flops)
     path = write_record(a.out, prov, t0, {"sm_count": sm, "configs": cfgs, "fits": fits}, doc)
     report(fits, xname, sm)

@@ -607,16 +607,20 @@ def _compiled(jit_fn, cfgs: list) -> tuple:
     return _COMPILED[key]
 
 
-def _timed_configs(cfgs: list, kernels: list, ctx: Ctx, make_args) -> list:
-    """Each config with the event-timing stats of its compiled kernel (called with
-    make_args(params)), or with an error where it did not compile."""
+def _timed_configs(cfgs: list, kernels: list, runs: int, make_args, after=None) -> list:
+    """Each config with the event-timing stats (`runs` runs) of its compiled kernel (called with
+    make_args(params)), or with an error where it did not compile; after(row, args), when given,
+    reads what the runs left in the arguments before they are freed."""
     rows = []
     for c, k in zip(cfgs, kernels):
         if k is None:
             rows.append({**c, "error": "compile failed"})
             continue
         args = make_args(c["params"])
-        rows.append({**c, "stats": events(lambda k=k, args=args: k(*args), max(10, ctx.runs // 3))})
+        row = {**c, "stats": events(lambda k=k, args=args: k(*args), runs)}
+        if after:
+            after(row, args)
+        rows.append(row)
         del args
     return rows
 
@@ -646,7 +650,7 @@ def tma_pipeline(ctx: Ctx, iters: int = 1000) -> dict:
     from .tl_kernels import tile_stream
     cfgs = _tma_configs(ctx, iters)
     kernels, compile_s = _compiled(tile_stream, cfgs)
-    rows_out = _timed_configs(cfgs, kernels, ctx, lambda p: (
+    rows_out = _timed_configs(cfgs, kernels, max(10, ctx.runs // 3), lambda p: (
         torch.randn((p["n_tiles"] // 4 * p["rows"], 4 * p["cols"]), dtype=torch.float16, device="cuda"),
         torch.empty((p["grid"], p["cols"]), dtype=torch.float32, device="cuda")))
     for r in rows_out:
@@ -704,7 +708,7 @@ def block_overhead(ctx: Ctx) -> dict:
     from .tl_kernels import block_stream
     cfgs = _block_configs(ctx)
     kernels, compile_s = _compiled(block_stream, cfgs)
-    rows_out = _timed_configs(cfgs, kernels, ctx, lambda p: (
+    rows_out = _timed_configs(cfgs, kernels, max(10, ctx.runs // 3), lambda p: (
         torch.randn((p["n_tiles"] // 4 * p["rows"], 4 * p["cols"]), dtype=torch.float16, device="cuda"),
         torch.empty((p["grid"] * p["rows"], p["cols"]), dtype=torch.float16, device="cuda")))
     for r in rows_out:
@@ -756,7 +760,7 @@ def gemm_issue(ctx: Ctx) -> dict:
     from .tl_kernels import gemm_loop
     cfgs = _gemm_configs(ctx)
     kernels, compile_s = _compiled(gemm_loop, cfgs)
-    rows_out = _timed_configs(cfgs, kernels, ctx, lambda p: (
+    rows_out = _timed_configs(cfgs, kernels, max(10, ctx.runs // 3), lambda p: (
         torch.randn((p["M"], p["K"]), dtype=torch.float16, device="cuda"),
         torch.randn((p["N"], p["K"]), dtype=torch.float16, device="cuda"),
         torch.empty((p["grid"] * p["M"], p["N"]), dtype=torch.float32, device="cuda")))
@@ -794,7 +798,7 @@ def reduce_latency(ctx: Ctx, iters: int = 4000) -> dict:
             cfgs.append({"shape": [m, n], "threads": thr, "blocks_per_sm": per_sm,
                          "params": dict(M=m, N=n, threads=thr, iters=iters, grid=ctx.sm_count * per_sm)})
     kernels, compile_s = _compiled(reduce_chain, cfgs)
-    rows_out = _timed_configs(cfgs, kernels, ctx, lambda p: (
+    rows_out = _timed_configs(cfgs, kernels, max(10, ctx.runs // 3), lambda p: (
         torch.randn((p["M"], 64), dtype=torch.float16, device="cuda"),
         torch.randn((p["N"], 64), dtype=torch.float16, device="cuda"),
         torch.empty((p["grid"] * p["M"], p["N"]), dtype=torch.float32, device="cuda")))
