@@ -100,7 +100,7 @@ def run(argv, tool: str, doc: str, kernel_name: str, configs_for, make_args, sha
     prov = base_provenance(tool, touch_gpu=True)
     t0 = time.time()
     sm = torch.cuda.get_device_properties(0).multi_processor_count
-    cfgs = measure(getattr(tl_kernels, kernel_name), cfgs_for(sm), lambda p: make_args(torch, p))
+    cfgs = measure(getattr(tl_kernels, kernel_name), configs_for(sm), lambda p: make_args(torch, p))
     fits = fit_lines(cfgs, shapes, xs, xname, flops)
     path = write_record(a.out, prov, t0, {"sm_count": sm, "configs": cfgs, "fits": fits}, doc)
     report(fits, xname, sm)
