@@ -25,12 +25,14 @@ def patched(obj, name, value):
         setattr(obj, name, old)
 
 
-def _no_l2_model(trace, slots, l2_bytes, l2_partitions=1, hit_curve=(), drift=0.0, merge_group=1):
-    """No L2 reuse: every global byte the ops issue comes from DRAM."""
-    est = ORIG_MEMORY(trace, slots, l2_bytes, l2_partitions)
-    est.dram_read = est.l2_read
-    est.dram_write = est.l2_write
-    return est
+def _no_l2_model(trace, slots, l2_bytes, l2_partitions=1, hit_curve=(), states=((0.0, 1),)):
+    """No L2 reuse: every global byte the ops issue comes from DRAM (in every state asked for)."""
+    out = []
+    for est in ORIG_MEMORY(trace, slots, l2_bytes, l2_partitions, (), ((0.0, 1),) * len(states)):
+        est.dram_read = est.l2_read
+        est.dram_write = est.l2_write
+        out.append(est)
+    return out
 
 
 def _datasheet_device(name="h200", calibrated=True):
@@ -83,7 +85,7 @@ def _per_gemm(dev, n_gemm, warpgroups):
 ORIG_FIXED = model.gemm_fixed_cycles
 ORIG_SHARE = model.spilled_share
 ORIG_LOCAL_SPILL = memory.local_spill
-ORIG_MEMORY = memory.estimate
+ORIG_MEMORY = memory.estimates
 ORIG_LOAD = devices.load
 ORIG_OCC = model.occupancy
 
@@ -113,10 +115,10 @@ def main() -> int:
           "| Kendall tau per sweep |")
     print("|---|---|---|---|---|---|---|---|---|")
     run("roofline, datasheet peaks, no L2 reuse, no WS, no pipeline", [
-        (devices, "load", _datasheet_device), (memory, "estimate", _no_l2_model), (model, "occupancy", _no_ws), no_pipe,
+        (devices, "load", _datasheet_device), (memory, "estimates", _no_l2_model), (model, "occupancy", _no_ws), no_pipe,
         no_spill] + s5)
     run("+ calibrated peaks (tileroof calibrate)", [
-        (memory, "estimate", _no_l2_model), (model, "occupancy", _no_ws), no_pipe, no_spill, no_clock] + s5)
+        (memory, "estimates", _no_l2_model), (model, "occupancy", _no_ws), no_pipe, no_spill, no_clock] + s5)
     run("+ L2 reuse (tiles shared by resident blocks, LRU across waves)", [(model, "occupancy", _no_ws), no_pipe,
                                                                             no_spill, no_clock] + s5)
     run("+ warp-specialised occupancy (Hopper)", [no_pipe, no_spill, no_clock] + s5)

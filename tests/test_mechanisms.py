@@ -454,3 +454,18 @@ def test_reuse_distance_is_the_union_of_the_waves_in_between():
         mem = memory.estimate(trace, 3, cap, 1, (), 0.0, 1)
         dram = {op.buffer: op.dram for op in mem.per_operand}
         assert dram["A"] == 4 * P and dram["B"] == b_tiles * P, (cap / P, dram)
+
+
+def test_memory_states_from_one_pass_equal_separate_passes():
+    """model.estimate asks memory.estimates for the in-step and the drifting state at once; each
+    equals what a pass for that state alone gives (nothing of one state leaks into the other)."""
+    c = CASES["probe_wave_m4096_n8192_k8192_bm64_bn256_s4_t128"]
+    dev = devices.load("h200")
+    r = tileroof.analyze(c.kernel, device=dev, **c.params)
+    args = (r.trace, r.timing.slots, dev.l2_bytes, dev.l2_partitions, dev.l2_hit_curve)
+    states = ((dev.pace_spread, dev.l2_merge_group), (dev.pace_spread_drifting, 1))
+    both = memory.estimates(*args, states)
+    alone = [memory.estimates(*args, (s,))[0] for s in states]
+    assert both == alone
+    assert both[1].dram_bytes > 2 * both[0].dram_bytes           # the drifting state re-fetches B
+    assert both[0].l2_read_merged is not None and both[1].l2_read_merged is None

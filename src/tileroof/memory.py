@@ -249,6 +249,13 @@ def estimate(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: int
     a wave comes from DRAM once.
     `merge_group`: blocks that start one after another are placed `merge_group` at a time on the
     SMs of one TPC, whose identical tile requests reach the L2 slices once (l2_read_merged)."""
+    return estimates(trace, slots, l2_bytes, l2_partitions, hit_curve, ((drift, merge_group),))[0]
+
+
+def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: int = 1, hit_curve: tuple = (),
+              states: tuple = ((0.0, 1),)) -> list:
+    """One MemoryEstimate per (drift, merge_group) of `states` (see estimate): the launch order,
+    the tiles each wave touches and their reuse distances are worked out once for all of them."""
     gx, gy, gz = trace.grid
     nblocks = trace.num_blocks
     order = launch_order(trace)
@@ -265,13 +272,6 @@ def estimate(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: int
 
     reads, writes = [], []
     total_issued_read = 0
-    merged_read = 0.0
-    merge_group = max(int(merge_group or 1), 1)
-    # the TPC a block runs on, as an id unique within its wave: launch positions
-    # merge_group*j .. merge_group*j + merge_group-1 of a wave share one
-    tpc_of = (pos % slots) // merge_group
-    ntpc = int(tpc_of.max()) + 1 if nblocks else 1
-    per_operand = []
     for rec in trace.ops:
         for op in rec.operands:
             if op.scope != GLOBAL:
@@ -293,24 +293,17 @@ def estimate(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: int
         weights = rec.per_block
         if keys is None or weights.sum() == 0:
             tiled.append((rec, op, nbytes, None))
-            merged_read += nbytes
             continue
         issued_per_block = nbytes * weights / weights.sum()
         per_block_bytes = issued_per_block / op.reuse_in_block
         nkeys = int(keys.max()) + 1
-        if merge_group > 1:
-            # the same tile read by the blocks of one TPC in one wave counts once at the slices
-            group = (wave_of * ntpc + tpc_of) * nkeys + keys
-            _, inv, cnt = np.unique(group, return_inverse=True, return_counts=True)
-            merged_read += float((issued_per_block / cnt[inv.reshape(-1)]).sum())
-        else:
-            merged_read += nbytes
         pair = wave_of * nkeys + keys
         uniq, first = np.unique(pair, return_index=True)
         w_of_pair = uniq // nkeys
         bytes_of_pair = per_block_bytes[first]
         np.add.at(working_set, w_of_pair, bytes_of_pair)
-        tiled.append((rec, op, nbytes, (uniq % nkeys, w_of_pair, bytes_of_pair, keys, per_block_bytes)))
+        tiled.append((rec, op, nbytes, (uniq % nkeys, w_of_pair, bytes_of_pair, keys, per_block_bytes,
+                                        issued_per_block, nkeys)))
     cum = np.concatenate([[0.0], np.cumsum(working_set)])
 
     # reuse distances at wave granularity: the distinct bytes of waves w'+1..w are their summed
@@ -337,11 +330,11 @@ def estimate(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: int
                 np.add.at(m, (u[0][r], u[1][r]), u[2][r])
         retouch = m[::-1].cumsum(axis=0)[::-1].cumsum(axis=1)     # [a, v]: prev >= a, use wave <= v
 
-    late_by_op = drift_misses([None if pairs is None else _followers(wave_of, pairs[3], pos, pairs[4])
-                               for _, _, _, pairs in tiled], working_set, slots, drift, capacity, hit_curve)
-    dram_read = 0.0
+    # each read operand's DRAM bytes with the sharers of a wave in step (drift adds to it), and
+    # the lower and upper bounds: its footprint and what it issues
     foot = trace.footprints
-    for (rec, op, nbytes, pairs), late, use in zip(tiled, late_by_op, uses):
+    in_step = []
+    for (rec, op, nbytes, pairs), use in zip(tiled, uses):
         storage = trace.buffers[op.buffer].storage if op.buffer in trace.buffers else op.buffer
         unique = foot.get(storage, nbytes)
         if pairs is None:
@@ -360,33 +353,66 @@ def estimate(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: int
             p_hit = np.where(prev >= 0, p_hit, 0.0)
             d = float((b * (1.0 - p_hit)).sum())
             note = f"{p_hit.sum():.0f} of {p_hit.size} (tile, wave) uses hit in L2"
-            if late:
-                d += late
-                note += f"; {late / 1e6:.0f} MB fetched again by sharers that drifted apart"
-        d = min(max(d, min(unique, nbytes)), nbytes)
-        dram_read += d
-        per_operand.append(OperandTraffic(op.buffer, nbytes, int(d), int(min(unique, nbytes)), note))
-    dram_write = 0.0
+        in_step.append((d, note, min(unique, nbytes)))
     written_storage: dict = {}
     for op, nbytes in writes:
         storage = trace.buffers[op.buffer].storage if op.buffer in trace.buffers else op.buffer
         written_storage[storage] = written_storage.get(storage, 0) + nbytes
+    written = []
     for storage, nbytes in written_storage.items():
         unique = foot.get(storage, nbytes)
         # L2 is write-back: repeated writes to one line merge, so DRAM sees at least the footprint
         d = nbytes if nbytes <= unique else max(unique, nbytes if unique > capacity else unique)
-        dram_write += d
-        per_operand.append(OperandTraffic(storage, nbytes, int(d), int(unique), "write-back"))
+        written.append(OperandTraffic(storage, nbytes, int(d), int(unique), "write-back"))
     l2_write = sum(n for _, n in writes)
-    # L2 is write-back: lines written near the end of the kernel are still dirty in L2 when it
-    # ends and reach DRAM only later (Nsight Compute: a 4096x4096x512 GEMM writes 10 of its 34 MB
-    # of C to DRAM).  The cache's last `capacity` bytes hold reads and writes in the kernel's mix.
-    resident_dirty = dirty_at_end(dram_read, dram_write, capacity)
-    dram_write -= resident_dirty
-    return MemoryEstimate(int(round(dram_read)), int(round(dram_write)), int(total_issued_read), int(l2_write),
-                          per_operand,
-                          [f"{slots} blocks resident at once, {waves} waves; L2 capacity "
-                           f"{capacity / 1e6:.1f} MB; {resident_dirty / 1e6:.1f} MB of writes still dirty in L2 "
-                           "at the end (written back after the kernel)"],
-                          int(round(merged_read)) if merge_group > 1 else None,
-                          float(working_set[:max(nblocks // slots, 1)].mean()) if waves else 0.0)
+    wave_bytes = float(working_set[:max(nblocks // slots, 1)].mean()) if waves else 0.0
+    followers = [None if pairs is None else _followers(wave_of, pairs[3], pos, pairs[4])
+                 for _, _, _, pairs in tiled]
+
+    out = []
+    for drift, merge_group in states:
+        merge_group = max(int(merge_group or 1), 1)
+        late_by_op = drift_misses(followers, working_set, slots, drift, capacity, hit_curve)
+        dram_read = 0.0
+        per_operand = []
+        for (rec, op, nbytes, pairs), late, (d, note, floor) in zip(tiled, late_by_op, in_step):
+            if late:
+                d += late
+                note += f"; {late / 1e6:.0f} MB fetched again by sharers that drifted apart"
+            d = min(max(d, floor), nbytes)
+            dram_read += d
+            per_operand.append(OperandTraffic(op.buffer, nbytes, int(d), int(floor), note))
+        per_operand += written
+        dram_write = float(sum(w.dram for w in written))
+        # L2 is write-back: lines written near the end of the kernel are still dirty in L2 when it
+        # ends and reach DRAM only later (Nsight Compute: a 4096x4096x512 GEMM writes 10 of its 34
+        # MB of C to DRAM).  The cache's last `capacity` bytes hold reads and writes in the kernel's mix.
+        resident_dirty = dirty_at_end(dram_read, dram_write, capacity)
+        dram_write -= resident_dirty
+        out.append(MemoryEstimate(
+            int(round(dram_read)), int(round(dram_write)), int(total_issued_read), int(l2_write), per_operand,
+            [f"{slots} blocks resident at once, {waves} waves; L2 capacity {capacity / 1e6:.1f} MB; "
+             f"{resident_dirty / 1e6:.1f} MB of writes still dirty in L2 at the end (written back after the kernel)"],
+            int(round(_merged_read(tiled, wave_of, pos, slots, merge_group))) if merge_group > 1 else None,
+            wave_bytes))
+    return out
+
+
+def _merged_read(tiled: list, wave_of, pos, slots: int, merge_group: int) -> float:
+    """Read bytes at the L2 slices when blocks that start one after another are placed
+    `merge_group` at a time on the SMs of one TPC: the same tile read by the blocks of one TPC in
+    one wave counts once (untiled reads count whole)."""
+    # the TPC a block runs on, as an id unique within its wave: launch positions
+    # merge_group*j .. merge_group*j + merge_group-1 of a wave share one
+    tpc_of = (pos % slots) // merge_group
+    ntpc = int(tpc_of.max()) + 1 if tpc_of.size else 1
+    merged = 0.0
+    for _, _, nbytes, pairs in tiled:
+        if pairs is None:
+            merged += nbytes
+            continue
+        keys, issued_per_block, nkeys = pairs[3], pairs[5], pairs[6]
+        group = (wave_of * ntpc + tpc_of) * nkeys + keys
+        _, inv, cnt = np.unique(group, return_inverse=True, return_counts=True)
+        merged += float((issued_per_block / cnt[inv.reshape(-1)]).sum())
+    return merged

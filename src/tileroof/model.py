@@ -502,20 +502,22 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
     occ = occupancy(trace, dev)
     slots = occ.blocks_per_sm * dev.sm_count
     nblocks = max(trace.num_blocks, 1)
-    tile_mem = memory.estimate(trace, slots, dev.l2_bytes, dev.l2_partitions, dev.l2_hit_curve, dev.pace_spread,
-                               dev.l2_merge_group)
+    # the launch with its blocks in step, and (where the device knows how fast SMs drift apart) the
+    # same launch with them drifting apart: TPC mates then no longer send their requests together,
+    # so nothing merges
+    states = ((dev.pace_spread, dev.l2_merge_group),)
+    if dev.pace_spread_drifting > dev.pace_spread:
+        states += ((dev.pace_spread_drifting, 1),)
+    tile_mem, *drifted = memory.estimates(trace, slots, dev.l2_bytes, dev.l2_partitions, dev.l2_hit_curve, states)
     mem = spill_memory(trace, counts, dev, occ, tile_mem)
     notes: list = []
     timed, pipe, clock, clocked = _clocked(trace, counts, dev, occ, tile_mem, mem, notes)
-    # the same launch if its blocks drift apart (at the pace spread of the drifting launches
-    # measured; TPC mates no longer send their requests together, so nothing merges)
     dram_if_drifting = None
     dram_in_step = mem.dram_bytes
     drift_note = None
     drifting = False
-    if dev.pace_spread_drifting > dev.pace_spread:
-        drifted = memory.estimate(trace, slots, dev.l2_bytes, dev.l2_partitions, dev.l2_hit_curve,
-                                  dev.pace_spread_drifting, 1)
+    if drifted:
+        drifted = drifted[0]
         drifted_mem = spill_memory(trace, counts, dev, occ, drifted)
         dram_if_drifting = drifted_mem.dram_bytes
         if drifts(timed[4], timed[0], dram_if_drifting, dev):
