@@ -475,7 +475,7 @@ def prefetch_iteration(pipe_info: dict) -> float:
 
 
 def _clocked(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, tile_mem, mem, assumptions: list):
-    """(timed, pipe, clock ratio, clocked) of one memory state: the block pipeline and the launch's
+    """(timed, clock ratio, clocked) of one memory state: the block pipeline and the launch's
     resources at the power-limited SM clock.  The measured tensor rates hold at the clock of
     sustained matmuls (dev.tensor_clock_hz); a kernel that keeps its compute units less busy, or
     that runs with idle gaps between launches, draws less power and runs at a higher clock.  Only
@@ -495,7 +495,7 @@ def _clocked(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, ti
             fast = replace(dev, tensor_peak={k: v * clock for k, v in dev.tensor_peak.items()})
             pipe = block_pipeline(trace, counts, fast, occ, tile_mem, clock_hz=f)
             timed = _timed(trace, counts, fast, occ, pipe, mem, [])
-    return timed, pipe, clock, clocked
+    return timed, clock, clocked
 
 
 def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
@@ -511,7 +511,7 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
     tile_mem, *drifted = memory.estimates(trace, slots, dev.l2_bytes, dev.l2_partitions, dev.l2_hit_curve, states)
     mem = spill_memory(trace, counts, dev, occ, tile_mem)
     notes: list = []
-    timed, pipe, clock, clocked = _clocked(trace, counts, dev, occ, tile_mem, mem, notes)
+    timed, clock, clocked = _clocked(trace, counts, dev, occ, tile_mem, mem, notes)
     dram_if_drifting = None
     dram_in_step = mem.dram_bytes
     drift_note = None
@@ -531,7 +531,7 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
                           "keeps sharers together")
             tile_mem, mem = drifted, drifted_mem
             notes = []
-            timed, pipe, clock, clocked = _clocked(trace, counts, dev, occ, tile_mem, mem, notes)
+            timed, clock, clocked = _clocked(trace, counts, dev, occ, tile_mem, mem, notes)
         elif dram_if_drifting > 1.1 * mem.dram_bytes:
             drift_note = (f"if the SMs drift apart (pace spread {dev.pace_spread_drifting:.1%}, as in deep unswizzled "
                           f"pipelines) blocks sharing a tile reach it too far apart and DRAM traffic rises to "
@@ -539,7 +539,7 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
     assumptions = list(mem.assumptions)
     if drift_note:
         assumptions.append(drift_note)
-    if pipe is not None and pipe[1].get("gemm_iteration_law"):
+    if timed[4].get("gemm_iteration_law"):
         more = ""
         if dev.gemm_wait_cycles is not None or dev.gemm_wait_cycles_overlapped is not None:
             more = (f"; each further gemm of an iteration adds {gemm_fixed_cycles(dev, 2, 1) - gemm_fixed_cycles(dev, 1, 1):.0f}"
