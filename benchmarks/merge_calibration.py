@@ -56,6 +56,12 @@ def _entry(res: dict, run: dict, fname: str) -> dict:
             "reproduces_within_5pct": res.get("reproduces_within_5pct")}
 
 
+def _where(path: Path, run: dict) -> str:
+    """Where a derived entry's numbers come from: the run file, its GPU, date and commit."""
+    prov = run["provenance"]
+    return f"run {path.name}, {prov.get('gpu')}, {prov.get('date_utc')}, commit {prov.get('tileroof_commit')}"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("runs", nargs="+", type=Path)
@@ -71,23 +77,16 @@ def main(argv=None) -> int:
             timelines.append((path, run))
             continue
         if run.get("schema") == "tileroof.gemm_pipe/1":
-            prov = run["provenance"]
-            tables.update(derive.iteration_cost_entries(
-                run, base.tensor_flops_per_clk("fp16"),
-                f"run {path.name}, {prov.get('gpu')}, {prov.get('date_utc')}, commit {prov.get('tileroof_commit')}"))
+            tables.update(derive.iteration_cost_entries(run, base.tensor_flops_per_clk("fp16"), _where(path, run)))
             continue
         if run.get("schema") == "tileroof.attn_pipe/1":
-            prov = run["provenance"]
             one = tables.get("gemm_iteration_cycles", {}).get("value", base.gemm_iteration_cycles)
             many = tables.get("gemm_iteration_cycles_overlapped", {}).get("value", base.gemm_iteration_cycles_overlapped)
-            tables.update(derive.second_gemm_entries(
-                run, base.tensor_flops_per_clk("fp16"), one, many,
-                f"run {path.name}, {prov.get('gpu')}, {prov.get('date_utc')}, commit {prov.get('tileroof_commit')}"))
+            tables.update(derive.second_gemm_entries(run, base.tensor_flops_per_clk("fp16"), one, many,
+                                                     _where(path, run)))
             continue
         if run.get("schema") == "tileroof.l2probe/1":
-            prov = run["provenance"]
-            tables["l2_reuse_hit_curve"] = derive.hit_curve_entry(
-                run, f"run {path.name}, {prov.get('gpu')}, {prov.get('date_utc')}, commit {prov.get('tileroof_commit')}")
+            tables["l2_reuse_hit_curve"] = derive.hit_curve_entry(run, _where(path, run))
             continue
         for key in ("tma_load_latency_us", "block_overhead_us", "gemm_tile_tflops_fp16"):
             res = (run.get("results") or {}).get(key)
@@ -107,9 +106,7 @@ def main(argv=None) -> int:
                     tables["tma_stream_dram_ns"] = derive.stream_table_entry(res, f"run {path.name}")
         res = (run.get("results") or {}).get("reduce_latency_us")
         if res and res.get("raw"):
-            prov = run["provenance"]
-            tables.update(derive.reduce_entries(res, base, f"run {path.name}, {prov.get('gpu')}, {prov.get('date_utc')}, "
-                                                           f"commit {prov.get('tileroof_commit')}"))
+            tables.update(derive.reduce_entries(res, base, _where(path, run)))
     if timelines:
         where = ("runs " + ", ".join(p.name for p, _ in timelines) + f", {timelines[0][1]['provenance'].get('gpu')}, commits "
                  + ", ".join(str(r["provenance"].get("tileroof_commit"))[:10] for _, r in timelines))
