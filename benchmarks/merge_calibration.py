@@ -27,6 +27,9 @@ What is written into src/tileroof/devices/profiles/<device>.toml, before its [fi
   [measured.gemm_wait_cycles]     } from an attn_pipe-*.json run (tileroof.gpu.attn_pipe): what a second gemm
   [measured.gemm_wait_cycles_overlapped] } adds to a pipelined iteration's fixed cost, one / several consumer
                                     warpgroups (its fixed cycles less the profile's gemm_iteration_cycles*)
+  [measured.timing_flush_dirty_mb]      } from a flushwb-*.json run (tileroof.gpu.flushwb): the L2 lines the
+  [measured.flush_writeback_ns_per_mb]  } harness's flush leaves dirty, what their write-back costs a timed
+  [measured.dram_bandwidth_by_read_share] } kernel by its DRAM read share, DRAM bandwidth by read share
   [measured.sm_pace_spread]       } from timeline-*.json runs (tileroof.gpu.timeline), all given together:
   [measured.sm_pace_spread_drifting] } relative std over SMs of the mean block time per kernel (runs of at
                                     least 0.4 ms), split into the two groups the values fall in (derive.pace_entries)
@@ -84,6 +87,9 @@ def main(argv=None) -> int:
             many = tables.get("gemm_iteration_cycles_overlapped", {}).get("value", base.gemm_iteration_cycles_overlapped)
             tables.update(derive.second_gemm_entries(run, base.tensor_flops_per_clk("fp16"), one, many,
                                                      _where(path, run)))
+            continue
+        if run.get("schema") == "tileroof.flushwb/1":
+            tables.update(derive.flushwb_entries(run, _where(path, run)))
             continue
         if run.get("schema") == "tileroof.l2probe/1":
             tables["l2_reuse_hit_curve"] = derive.hit_curve_entry(run, _where(path, run))

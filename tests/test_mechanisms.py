@@ -469,3 +469,63 @@ def test_memory_states_from_one_pass_equal_separate_passes():
     assert both == alone
     assert both[1].dram_bytes > 2 * both[0].dram_bytes           # the drifting state re-fetches B
     assert both[0].l2_read_merged is not None and both[1].l2_read_merged is None
+
+
+FLUSHWB = RESULTS / "flushwb-20261201T105859Z.json"
+
+
+def test_flush_writeback_by_hand():
+    # a kernel that brings in one L2's worth evicts 1 - 1/e of the flush's dirty lines
+    assert memory.flush_writeback(60e6, 0, 30e6, 60e6) == pytest.approx(30e6 * (1 - np.exp(-1)))
+    assert memory.flush_writeback(10e6, 50e6, 30e6, 60e6) == pytest.approx(30e6 * (1 - np.exp(-1)))
+    assert memory.flush_writeback(1e12, 0, 30e6, 60e6) == pytest.approx(30e6)      # a long stream evicts them all
+    assert memory.flush_writeback(1e9, 0, 0.0, 60e6) == 0.0                        # no flush state known
+
+
+def test_dram_time_adds_the_flush_writeback_by_read_share():
+    dev = replace(devices.load("h200"), dram_bw=4e12, flush_dirty_bytes=30e6, l2_bytes=60e6,
+                  flush_writeback_cost=((0.0, 0.0), (1.0, 0.3e-12)))
+    wb = 30e6 * (1 - np.exp(-2))
+    # 120 MB read: 30 us at 4 TB/s, plus wb bytes at the read-only cost (0.3 ns per kB)
+    t, got = model.dram_time(120e6, 0, dev)
+    assert got == pytest.approx(wb) and t == pytest.approx(30e-6 + wb * 0.3e-12)
+    # half reads: half the cost per byte; write-only: none
+    assert model.dram_time(60e6, 60e6, dev)[0] == pytest.approx(30e-6 + wb * 0.15e-12)
+    assert model.dram_time(0, 120e6, dev)[0] == pytest.approx(30e-6)
+    assert model.dram_time(0, 0, dev) == (0.0, 0.0)
+
+
+def test_profile_flush_entries_reproduce_from_the_flushwb_run():
+    run = json.loads(FLUSHWB.read_text())
+    got = derive.flushwb_entries(run, "x")
+    dev = devices.load("h200")
+    assert got["timing_flush_dirty_mb"]["value"] * 1e6 == pytest.approx(dev.flush_dirty_bytes)
+    assert [(pytest.approx(s), pytest.approx(ns * 1e-15)) for s, ns in got["flush_writeback_ns_per_mb"]["value"]] \
+        == list(dev.flush_writeback_cost)
+    # by hand: the zero_ of 256 MiB after a clean L2 writes 239.0 MB of its 268.4 to DRAM
+    dirty = [p for p in run["ncu"]["pairs"] if p["mode"] == "dirty"]
+    assert statistics.median((256 << 20) - p["flush_op"]["dram__bytes_write.sum"] for p in dirty) / 1e6 \
+        == pytest.approx(29.49, abs=0.01)
+    # and the read flush that follows a zero_ writes the same lines back (besides its own 512 MiB temporary)
+    clean = [p["flush_op"]["dram__bytes_write.sum"] - (512 << 20) for p in run["ncu"]["pairs"] if p["mode"] == "clean"]
+    assert 25e6 < statistics.median(clean) < 30e6
+
+
+def test_flush_writeback_against_the_recorded_streams():
+    """The eviction law against what Nsight counted (stream writes beyond its own after a dirty
+    flush) and the time law against the event-timed dirty - clean difference, on every stream of
+    8 MiB or more per array (the cost table was read off the 128-512 MiB ones only)."""
+    run = json.loads(FLUSHWB.read_text())
+    dev = devices.load("h200")
+    for p in run["ncu"]["pairs"]:
+        if p["mode"] != "dirty" or p["n_out"]:
+            continue     # read-only streams: every DRAM write is a written-back flush line
+        wb = memory.flush_writeback(p["read_bytes"], 0, dev.flush_dirty_bytes, dev.l2_bytes)
+        assert abs(wb - p["stream"]["dram__bytes_write.sum"]) < 3.5e6, p["mib_per_array"]
+    for r in run["timed"]:
+        if r["mib_per_array"] < 8:
+            continue
+        measured = statistics.median([r["dirty_median_s"] - r["clean_median_s"], r["dirty2_median_s"] - r["clean2_median_s"]])
+        t_clean, _ = model.dram_time(r["read_bytes"], r["write_bytes"], replace(dev, flush_dirty_bytes=0.0))
+        t_dirty, _ = model.dram_time(r["read_bytes"], r["write_bytes"], dev)
+        assert abs((t_dirty - t_clean) - measured) < 1.3e-6, (r["n_in"], r["n_out"], r["mib_per_array"])

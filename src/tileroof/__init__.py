@@ -14,13 +14,19 @@ __all__ = ["analyze", "analyze_trace", "TileroofError", "__version__"]
 
 def analyze_trace(trace, device=None, params=None):
     """Counts, memory and time for an already-walked KernelTrace."""
+    from dataclasses import replace
+
     from . import counts, devices, model
     from .result import Result
 
     dev = devices.load(device) if not isinstance(device, devices.Device) else device
     c = counts.count(trace)
     if trace.launches:      # several T.Kernel launches in one PrimFunc: timed one after another
-        parts = [analyze_trace(t, dev, params) for t in trace.launches]
+        parts, d = [], dev
+        for t in trace.launches:
+            # one flush before the PrimFunc runs: each launch evicts what the ones before it left dirty
+            parts.append(analyze_trace(t, d, params))
+            d = replace(d, flush_dirty_bytes=max(d.flush_dirty_bytes - parts[-1].timing.flush_writeback, 0.0))
         return Result(trace, c, dev, model.sequence([p.timing for p in parts]), dict(params or {}), parts)
     timing = model.estimate(trace, c, dev)
     return Result(trace, c, dev, timing, dict(params or {}))

@@ -80,6 +80,7 @@ class Timing:
     dram_if_drifting: float | None = None   # DRAM bytes if the blocks drift apart (see model.estimate)
     sm_clock_hz: float | None = None        # power-limited SM clock the tensor work runs at (None: no tensor work)
     dram_in_step: float | None = None       # DRAM bytes if the blocks keep pace (the estimate unless they drift)
+    flush_writeback: float = 0.0            # bytes of the harness's L2 flush written back inside the timed run
 
 
 # a table of atomics targets at most this large is "hot": its lines stay in L2 and updates to the
@@ -561,6 +562,13 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
                            f"at {dev.tensor_clock_hz / 1e6:.0f} MHz), for do_bench-style timing with an L2 flush "
                            "between launches")
     time_s, bound, res, imbalance, pipe_info = timed
+    _, flush_wb = dram_time(mem.dram_read, mem.dram_write, dev)
+    if flush_wb and dev.flush_writeback_cost:
+        assumptions.append(
+            f"timed as do_bench does (the L2 flushed by zeroing a buffer before each run): the flush leaves "
+            f"{dev.flush_dirty_bytes / 1e6:.0f} MB of the L2 dirty and this launch evicts {flush_wb / 1e6:.1f} MB of "
+            "it, written back inside its time (tileroof.gpu.flushwb); Nsight Compute, which cleans the L2 first, "
+            "does not count those bytes")
     if clock > 1.0 and pipe_info:
         pipe_info["sm_clock_hz"] = clock * dev.tensor_clock_hz
     if pipe_info:
@@ -568,7 +576,7 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
     util = {k: (v / time_s if time_s else 0.0) for k, v in res.items()}
     return Timing(time_s, bound, res, util, nblocks / slots, slots, imbalance, dev.launch_s,
                   pipe_info.get("prologue_epilogue_s", 0.0), occ, mem, pipe_info, assumptions, dram_if_drifting,
-                  clock * dev.tensor_clock_hz if clocked else None, dram_in_step)
+                  clock * dev.tensor_clock_hz if clocked else None, dram_in_step, flush_wb)
 
 
 # Predictions are for do_bench-style timing (tileroof.gpu.timing, triton.testing.do_bench): before
@@ -590,6 +598,23 @@ def power_limited_clock(busy_share: float, time_s: float, dev: Device) -> float:
     duty = time_s / (time_s + gap) if time_s > 0 else 1.0
     activity = min(max(busy_share * duty, 1e-6), 1.0)
     return min(dev.clock_hz, dev.tensor_clock_hz * activity ** (-1.0 / 3.0))
+
+
+def dram_time(dram_read: float, dram_write: float, dev: Device) -> tuple[float, float]:
+    """(seconds, flush bytes written back) of a launch's DRAM traffic under do_bench-style timing:
+    its bytes at the copy bandwidth, plus the write-back of the dirty lines the harness's flush left
+    and the launch evicts (memory.flush_writeback), at the cost per byte flushwb measured for the
+    launch's read share: written back into a read stream a byte costs most (0.29 ns/kB: the bus
+    turns around), into a write stream nearly nothing."""
+    total = float(dram_read) + float(dram_write)
+    if not total or not dev.dram_bw:
+        return 0.0, 0.0
+    t = total / dev.dram_bw
+    wb = memory.flush_writeback(dram_read, dram_write, dev.flush_dirty_bytes, dev.l2_bytes)
+    if wb and dev.flush_writeback_cost:
+        xs, ys = zip(*dev.flush_writeback_cost)
+        t += wb * float(np.interp(float(dram_read) / total, xs, ys))
+    return t, wb
 
 
 def _timed(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, pipe, mem, assumptions: list):
@@ -622,7 +647,7 @@ def _timed(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, pipe
     else:
         assumptions.append(f"{dev.name}: no L2 bandwidth in the catalog, L2 not timed")
     if dev.dram_bw:
-        res["dram"] = mem.dram_bytes / dev.dram_bw
+        res["dram"], _ = dram_time(mem.dram_read, mem.dram_write, dev)
     # atomics execute in the L2 slices: many threads hitting a small table serialise on its lines
     atomics = _atomic_ops(trace)
     if atomics:
@@ -690,4 +715,5 @@ def sequence(timings: list) -> Timing:
     return Timing(time_s, main.bound, res, {k: (v / time_s if time_s else 0.0) for k, v in res.items()},
                   sum(t.waves for t in timings), main.slots, main.imbalance, sum(t.launch_s for t in timings),
                   sum(t.fill_s for t in timings), main.occupancy, mem, main.pipeline, assumptions, dram_if_drifting,
-                  main.sm_clock_hz, sum((t.dram_in_step or t.memory.dram_bytes) for t in timings))
+                  main.sm_clock_hz, sum((t.dram_in_step or t.memory.dram_bytes) for t in timings),
+                  sum(t.flush_writeback for t in timings))

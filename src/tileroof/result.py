@@ -115,6 +115,8 @@ class Result:
             "l2_slice_bytes": self.l2_slice_bytes,
             "dram_bytes_if_drifting": t.dram_if_drifting,
             "dram_bytes_in_step": t.dram_in_step,
+            # the harness's flush lines this launch writes back inside its timed run (not in dram_bytes)
+            "flush_writeback_bytes": t.flush_writeback,
             "drifting": bool((t.pipeline or {}).get("drifting")),
             "sm_clock_hz": t.sm_clock_hz,
             "estimated_time": t.time_s,

@@ -28,7 +28,8 @@ from .gemv import gemv_tiled
 from .misc import _transpose_inputs, _transpose_ref, transpose_op
 from .norm import (_ln_inputs, _ln_ref_for, _rms_inputs, _rms_ref_for, _softmax_inputs,
                    _softmax_ref, layer_norm, rms_norm, softmax)
-from .reduce import _ref_rowsum, _row_inputs, row_reduce
+from .elementwise import _ew_expected, _inputs_2d, _ref_add, _ref_copy, _ref_gelu, elementwise_add, gelu_tanh, tile_copy
+from .reduce import _absmax_inputs, _reduce_expected, _ref_absmax, _ref_rowsum, _row_inputs, row_absmax, row_reduce
 
 FP8_E4M3_MAX = 448.0
 
@@ -431,39 +432,45 @@ def _attention_cases() -> list[Case]:
     return out
 
 
+def _softmax_expected(p) -> Expected:
+    M, N, bm, b = p["M"], p["N"], p["block_M"], nbytes(p["dtype"])
+    return Expected(
+        # every row read once and written once by the block that owns it
+        global_read_bytes=M * N * b, global_write_bytes=M * N * b, global_atomic_bytes=0,
+        tensor_flops=0,
+        # per element: reduce_max (1), x*log2e - max*log2e (mul, mul, sub = 3),
+        # reduce_sum (1), x / sum (1)
+        cuda_flops=cdiv(M, bm) * bm * N * 6,
+        # one exp2 per element
+        sfu_ops=cdiv(M, bm) * bm * N,
+        unique_bytes=2 * M * N * b)
+
+
+def _rms_expected(p) -> Expected:
+    M, N, bm, b = p["M"], p["N"], p["block_M"], nbytes(p["dtype"])
+    return Expected(
+        # X once + the whole weight vector once per block (M/bm blocks)
+        global_read_bytes=M * N * b + cdiv(M, bm) * N * b,
+        global_write_bytes=M * N * b, global_atomic_bytes=0, tensor_flops=0,
+        # per element: x*x (1), reduce_sum (1), x*rstd*w (2 muls);
+        # per row: rstd/N + eps (div, add = 2)
+        cuda_flops=M * N * 4 + M * 2,
+        # one rsqrt per row
+        sfu_ops=cdiv(M, bm) * bm,
+        unique_bytes=(2 * M * N + N) * b)
+
+
 def _rowwise_cases() -> list[Case]:
     out = []
     p = dict(M=4096, N=16384, block_M=1, threads=256, dtype="float32")
-    M, N, bm = p["M"], p["N"], p["block_M"]
     out.append(Case(
-        "softmax_fp32_4096x16384", softmax, p, _softmax_inputs, _softmax_ref,
-        Expected(
-            # every row read once and written once by the block that owns it
-            global_read_bytes=M * N * 4, global_write_bytes=M * N * 4, global_atomic_bytes=0,
-            tensor_flops=0,
-            # per element: reduce_max (1), x*log2e - max*log2e (mul, mul, sub = 3),
-            # reduce_sum (1), x / sum (1)
-            cuda_flops=cdiv(M, bm) * bm * N * 6,
-            # one exp2 per element
-            sfu_ops=cdiv(M, bm) * bm * N,
-            unique_bytes=2 * M * N * 4),
+        "softmax_fp32_4096x16384", softmax, p, _softmax_inputs, _softmax_ref, _softmax_expected(p),
         rtol=1e-4, tags=("softmax", "float32", "reduce", "extra"),
         note="one 16384-wide float32 row per block (64 values per thread)"))
 
     p = dict(M=8192, N=8192, block_M=1, threads=512, eps=1e-6, dtype="bfloat16")
-    M, N, bm = p["M"], p["N"], p["block_M"]
     out.append(Case(
-        "rmsnorm_bf16_8192x8192", rms_norm, p, _rms_inputs, _rms_ref_for(p["eps"]),
-        Expected(
-            # X once + the whole weight vector once per block (M/bm blocks)
-            global_read_bytes=M * N * 2 + cdiv(M, bm) * N * 2,
-            global_write_bytes=M * N * 2, global_atomic_bytes=0, tensor_flops=0,
-            # per element: x*x (1), reduce_sum (1), x*rstd*w (2 muls);
-            # per row: rstd/N + eps (div, add = 2)
-            cuda_flops=M * N * 4 + M * 2,
-            # one rsqrt per row
-            sfu_ops=cdiv(M, bm) * bm,
-            unique_bytes=(2 * M * N + N) * 2),
+        "rmsnorm_bf16_8192x8192", rms_norm, p, _rms_inputs, _rms_ref_for(p["eps"]), _rms_expected(p),
         rtol=1e-2, tags=("norm", "bfloat16", "reduce", "extra"),
         note="one row per block, 512 threads"))
 
@@ -712,8 +719,49 @@ def _probe_cases() -> list[Case]:
     return out
 
 
+# Written in session 6 (2026-12-01) after the flush write-back (tileroof.gpu.flushwb) was modelled,
+# predicted before they ran: memory-bound kernels of the corpus at smaller sizes (67-805 MB of
+# traffic), where the harness's flush costs a timed run most, as a share of its time.
+def _size_cases() -> list[Case]:
+    out = []
+    for n in (4096, 8192):
+        p = dict(M=n, N=n, block_M=64, block_N=256, threads=256, dtype="float16")
+        out.append(Case(f"copy_tile_fp16_{n}", tile_copy, p, _inputs_2d(1), _ref_copy,
+                        _ew_expected(p, 1, flops_per_elem=0, sfu_per_elem=0), rtol=0.0,
+                        tags=("copy", "float16", "size"), note="copy_tile_fp16_16384 at a smaller size"))
+        p = dict(M=n, N=n, block_M=32, block_N=256, threads=256, dtype="float32")
+        out.append(Case(f"ew_add_fp32_{n}", elementwise_add, p, _inputs_2d(2), _ref_add,
+                        _ew_expected(p, 2, flops_per_elem=1, sfu_per_elem=0), rtol=1e-5,
+                        tags=("elementwise", "float32", "size"), note="ew_add_fp32_16384 at a smaller size"))
+    p = dict(M=8192, N=8192, block_M=64, block_N=256, threads=256, dtype="float16")
+    out.append(Case("ew_gelu_tanh_fp16_8192", gelu_tanh, p, _inputs_2d(1), _ref_gelu,
+                    _ew_expected(p, 1, sfu_per_elem=1), rtol=2e-3, tags=("elementwise", "float16", "sfu", "size"),
+                    note="ew_gelu_tanh_fp16_16384 at a smaller size"))
+    for m in (8192, 16384):
+        p = dict(M=m, N=4096, block_M=2, threads=256, dtype="bfloat16")
+        out.append(Case(f"row_absmax_bf16_{m}x4096", row_absmax, p, _absmax_inputs, _ref_absmax,
+                        _reduce_expected(p["M"] * p["N"], 2, p["M"], 4), rtol=0.0,
+                        tags=("reduce", "bfloat16", "absmax", "size"), note="read-only; row_absmax_bf16_32768x4096 smaller"))
+    for m in (2048, 4096):
+        p = dict(M=m, N=8192, block_M=1, threads=512, eps=1e-6, dtype="bfloat16")
+        out.append(Case(f"rmsnorm_bf16_{m}x8192", rms_norm, p, _rms_inputs, _rms_ref_for(p["eps"]), _rms_expected(p),
+                        rtol=1e-2, tags=("norm", "bfloat16", "reduce", "size"), note="rmsnorm_bf16_8192x8192 smaller"))
+    for m in (1024, 2048):
+        p = dict(M=m, N=16384, block_M=1, threads=256, dtype="float32")
+        out.append(Case(f"softmax_fp32_{m}x16384", softmax, p, _softmax_inputs, _softmax_ref, _softmax_expected(p),
+                        rtol=1e-4, tags=("softmax", "float32", "reduce", "size"), note="softmax_fp32_4096x16384 smaller"))
+    for s in (2048, 4096):
+        p = dict(batch=32, heads=64, kv_heads=4, seqlen_kv=s, dim=128, block_N=64, block_H=64,
+                 num_stages=2, threads=128, dtype="float16", accum_dtype="float32")
+        out.append(Case(f"gqa_decode_fp16_b32_h64_kv4_s{s}_d128", gqa_decode, p, _gqa_inputs, _gqa_ref, _gqa_counts(p),
+                        rtol=1e-2, tags=("attention", "float16", "decode", "gqa", "size"),
+                        note="read-only KV stream; gqa_decode_fp16_b32_h64_kv4_s8192_d128 shorter"))
+    return out
+
+
 def cases() -> list[Case]:
-    return _gemm_cases() + _attention_cases() + _rowwise_cases() + _other_cases() + _probe_cases()
+    return (_gemm_cases() + _attention_cases() + _rowwise_cases() + _other_cases() + _probe_cases()
+            + _size_cases())
 
 
 # ----------------------------------------------------------------------------- sweeps

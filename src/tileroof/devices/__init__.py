@@ -53,6 +53,7 @@ _SPECS = {
     "gemm_wait_cycles_overlapped": ("gemm_wait_cycles_overlapped", 1),
     "l2_atomic_throughput_gops": ("atomic_rate_contended", 1e9),
     "atomic_throughput_distinct_gops": ("atomic_rate", 1e9),
+    "timing_flush_dirty_mb": ("flush_dirty_bytes", 1e6),
 }
 _TENSOR = {"tensor_tflops_fp16": "fp16", "tensor_tflops_bf16": "bf16", "tensor_tflops_fp8": "fp8",
            "tensor_tflops_tf32": "tf32", "tensor_tops_int8": "int8", "tensor_tflops_fp4": "fp4"}
@@ -121,6 +122,9 @@ class Device:
                                           # tile requests reach the L2 slices once
     atomic_rate: float = 0.0              # atomics/s to distinct addresses (all SMs)
     atomic_rate_contended: float = 0.0    # atomics/s onto a small table that lives in L2 (histogram)
+    flush_dirty_bytes: float = 0.0        # L2 lines the timing harness's flush (zero_) leaves dirty
+    flush_writeback_cost: tuple = ()      # ((read share of a kernel's DRAM bytes, seconds per byte written back), ...)
+    dram_bw_by_read_share: tuple = ()     # ((read share of DRAM bytes, bytes/s), ...) measured streams
     sources: dict = field(default_factory=dict)       # field -> citation
     calibrated: dict = field(default_factory=dict)    # field -> {"value", "method", ...} from a profile
     fitted: dict = field(default_factory=dict)        # time-model constants fitted on recorded kernels
@@ -176,6 +180,12 @@ def _apply(fields: dict, specs: dict, sources: dict, cites: dict | None) -> None
         elif key == "tma_stream_dram_ns":
             fields["dram_stream"] = tuple((float(b), int(st), float(ns) * 1e-9) for b, st, ns in value)
             sources["dram_stream"] = cite
+        elif key == "flush_writeback_ns_per_mb":
+            fields["flush_writeback_cost"] = tuple((float(r), float(ns) * 1e-15) for r, ns in value)
+            sources["flush_writeback_cost"] = cite
+        elif key == "dram_bandwidth_by_read_share":
+            fields["dram_bw_by_read_share"] = tuple((float(r), float(gbps) * 1e9) for r, gbps in value)
+            sources["dram_bw_by_read_share"] = cite
         elif key == "l2_reuse_hit_curve":
             fields["l2_hit_curve"] = tuple((float(d), float(h)) for d, h in value)
             sources["l2_hit_curve"] = cite

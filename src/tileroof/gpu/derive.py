@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import statistics
 
+from .stats import spread_pct
+
 STORE_BYTES = 128 * 64 * 2          # block_stream's epilogue tile (tileroof.gpu.tl_kernels)
 
 
@@ -252,4 +254,63 @@ def second_gemm_entries(doc: dict, flops_per_clk: float, one_gemm: float, one_ge
             "method": f"{base} over the warpgroups; several consumer warpgroups, the points above {EXPOSED_AT}x the "
                       f"math: median {f2:.1f} cycles of {len(many)}, less the one-gemm iteration's "
                       f"{one_gemm_overlapped} (gemm_iteration_cycles_overlapped) [{where}]"}
+    return out
+
+
+def flush_evicted_share(alloc_bytes, l2_bytes: float):
+    """Share of the dirty lines a flush left in L2 that a kernel evicts while it brings
+    `alloc_bytes` of its own into the cache: 1 - exp(-alloc / L2), as for a cache whose victims are
+    spread over its lines (flushwb, run 46: read-only streams of 8-268 MB wrote back 1.9, 4.2,
+    10.5, 21.3, 28.3 MB of the 29 MB left dirty; this gives 3.7, 7.0, 12.6, 19.6, 29.0)."""
+    import math
+    if not l2_bytes:
+        return 1.0
+    return 1.0 - math.exp(-float(alloc_bytes) / float(l2_bytes))
+
+
+def flushwb_entries(run: dict, where: str) -> dict:
+    """flushwb: the dirty bytes the harness's flush (zero_ of its buffer) leaves in L2, what their
+    write-back costs a timed kernel by the kernel's DRAM read share, and DRAM bandwidth by read
+    share (streams of 512 MiB per array after a clean flush)."""
+    from .timing import FLUSH_BYTES
+    l2 = run["provenance"].get("l2_cache_bytes") or 0
+    pairs = (run.get("ncu") or {}).get("pairs") or []
+    left = [FLUSH_BYTES - p["flush_op"]["dram__bytes_write.sum"] for p in pairs if p["mode"] == "dirty"]
+    if not left:
+        return {}
+    dirty = statistics.median(left)
+    # the read flush after a zero_ writes the zero_'s dirty lines back (beside its own temporary)
+    out = {"timing_flush_dirty_mb": {
+        "value": round(dirty / 1e6, 2), "unit": "MB", "repeats": [round(v / 1e6, 2) for v in left],
+        "spread_pct": round(spread_pct(left), 2),
+        "method": "tileroof.gpu.flushwb under Nsight Compute (--cache-control none): the harness's L2 flush "
+                  f"(zero_ of {FLUSH_BYTES >> 20} MiB) after a clean L2 writes that many bytes less to DRAM than it "
+                  f"issues -- the lines it leaves dirty in L2; median over {len(left)} launches [{where}]"}}
+    costs, bws = {}, []
+    for r in run["timed"]:
+        reads, writes = r["read_bytes"], r["write_bytes"]
+        share = reads / (reads + writes)
+        if r["mib_per_array"] >= 128:
+            evicted = dirty * flush_evicted_share(reads + writes, l2)
+            for a, b in (("dirty", "clean"), ("dirty2", "clean2")):
+                costs.setdefault(round(share, 4), []).append(
+                    max(r[f"{a}_median_s"] - r[f"{b}_median_s"], 0.0) / evicted)
+        if r["mib_per_array"] == max(x["mib_per_array"] for x in run["timed"]):
+            dram_write = writes - min(writes, dirty)          # its own last writes stay dirty at the end
+            moved = reads + dram_write
+            t = statistics.median([r["clean_median_s"], r["clean2_median_s"]])
+            bws.append([round(reads / moved, 4), round(moved / t / 1e9, 1)])
+    out["flush_writeback_ns_per_mb"] = {
+        "value": [[s, round(statistics.median(v) * 1e9 * 1e6, 1)] for s, v in sorted(costs.items())],
+        "unit": "[read share of the kernel's DRAM bytes, ns per MB written back]",
+        "method": "tileroof.gpu.flushwb: Triton streams (N_IN fp32 arrays read, N_OUT written, 128-512 MiB each) "
+                  "event-timed after the harness's dirty flush and after a clean one (a full read of the same "
+                  "buffer), twice each; (dirty - clean) median over the sizes and both pairs, per byte of the "
+                  "dirty lines the stream evicts (timing_flush_dirty_mb x (1 - exp(-bytes / L2))), by the stream's "
+                  f"read share [{where}]"}
+    out["dram_bandwidth_by_read_share"] = {
+        "value": sorted(bws), "unit": "[read share of DRAM bytes, GB/s]",
+        "method": "tileroof.gpu.flushwb: Triton streams of 512 MiB per array after a clean flush, DRAM bytes "
+                  "(reads + writes less the last timing_flush_dirty_mb of writes, which stay in L2) over the median "
+                  f"time of the two clean timings [{where}]"}
     return out
