@@ -7,6 +7,7 @@ record shows what the model said without having seen the GPU's answer.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import json
 import subprocess
@@ -14,6 +15,17 @@ import sys
 
 import tileroof
 from tileroof.corpus import CASES
+
+
+@contextlib.contextmanager
+def _no_flush_writeback():
+    from tileroof import memory
+    orig = memory.flush_writeback
+    memory.flush_writeback = lambda *a: 0.0
+    try:
+        yield
+    finally:
+        memory.flush_writeback = orig
 
 
 def check(path: str) -> int:
@@ -63,7 +75,12 @@ def main(argv=None) -> int:
         c = CASES[n]
         r = tileroof.analyze(c.kernel, device=a.device, **c.params)
         out["cases"][n] = {"sweep": c.sweep, "predicted_s": r.estimated_time, "predicted_dram_bytes": r.dram_bytes,
-                           "predicted_dram_bytes_if_drifting": r.timing.dram_if_drifting, "bound": r.bound}
+                           "predicted_dram_bytes_if_drifting": r.timing.dram_if_drifting, "bound": r.bound,
+                           "flush_writeback_bytes": r.timing.flush_writeback}
+        # the same model without the harness's flush write-back, to show what that mechanism changes
+        with _no_flush_writeback():
+            out["cases"][n]["predicted_s_without_flush_writeback"] = tileroof.analyze(
+                c.kernel, device=a.device, **c.params).estimated_time
     with open(a.out, "w") as f:
         json.dump(out, f, indent=1)
     print(f"{len(names)} predictions -> {a.out}")
