@@ -574,7 +574,7 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
     if pipe_info:
         pipe_info["drifting"] = drifting
     util = {k: (v / time_s if time_s else 0.0) for k, v in res.items()}
-    return Timing(time_s, bound, res, util, nblocks / slots, slots, imbalance, dev.timing_floor_s or dev.launch_s,
+    return Timing(time_s, bound, res, util, nblocks / slots, slots, imbalance, timing_floor(dev),
                   pipe_info.get("prologue_epilogue_s", 0.0), occ, mem, pipe_info, assumptions, dram_if_drifting,
                   clock * dev.tensor_clock_hz if clocked else None, dram_in_step, flush_wb)
 
@@ -598,6 +598,14 @@ def power_limited_clock(busy_share: float, time_s: float, dev: Device) -> float:
     duty = time_s / (time_s + gap) if time_s > 0 else 1.0
     activity = min(max(busy_share * duty, 1e-6), 1.0)
     return min(dev.clock_hz, dev.tensor_clock_hz * activity ** (-1.0 / 3.0))
+
+
+def timing_floor(dev: Device) -> float:
+    """What a do_bench-style measurement (events around one run, the L2 flush queued before it) adds
+    to a launch's body: its start and end -- an empty kernel reads 3.46 us so on the H200
+    (calibrate's behind_flush_us), where CUDA-graph replay spends 0.49 us a launch (launch_s, the
+    fallback for devices without the measurement)."""
+    return dev.timing_floor_s or dev.launch_s
 
 
 def dram_time(dram_read: float, dram_write: float, dev: Device) -> tuple[float, float]:
@@ -687,11 +695,7 @@ def _timed(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, pipe
         t_body = res_body["pipeline"]
     else:
         t_body = res_body.get(bound, 0.0)
-    # do_bench-style timing (events around one run, the L2 flush queued before it) measures a launch's
-    # start and end besides its body: an empty kernel reads 3.46 us so on the H200 (calibrate), where
-    # graph replay spends 0.49 us a launch
-    launch = dev.timing_floor_s or dev.launch_s
-    time_s = t_body + launch
+    time_s = t_body + timing_floor(dev)
     return time_s, bound, res, imbalance, pipe_info
 
 
