@@ -18,14 +18,23 @@ from tileroof.corpus import CASES
 
 
 @contextlib.contextmanager
-def _no_flush_writeback():
-    from tileroof import memory
-    orig = memory.flush_writeback
-    memory.flush_writeback = lambda *a: 0.0
+def _patched(obj, name, value):
+    orig = getattr(obj, name)
+    setattr(obj, name, value)
     try:
         yield
     finally:
-        memory.flush_writeback = orig
+        setattr(obj, name, orig)
+
+
+def _without_flush_writeback():
+    from tileroof import memory
+    return _patched(memory, "flush_writeback", lambda *a: 0.0)
+
+
+def _without_timing_floor():
+    from tileroof import model
+    return _patched(model, "timing_floor", lambda dev: dev.launch_s)
 
 
 def check(path: str) -> int:
@@ -77,10 +86,11 @@ def main(argv=None) -> int:
         out["cases"][n] = {"sweep": c.sweep, "predicted_s": r.estimated_time, "predicted_dram_bytes": r.dram_bytes,
                            "predicted_dram_bytes_if_drifting": r.timing.dram_if_drifting, "bound": r.bound,
                            "flush_writeback_bytes": r.timing.flush_writeback}
-        # the same model without the harness's flush write-back, to show what that mechanism changes
-        with _no_flush_writeback():
-            out["cases"][n]["predicted_s_without_flush_writeback"] = tileroof.analyze(
-                c.kernel, device=a.device, **c.params).estimated_time
+        # the same model without the harness's flush write-back / per-run floor: what each changes
+        for key, without in (("flush_writeback", _without_flush_writeback), ("timing_floor", _without_timing_floor)):
+            with without():
+                out["cases"][n][f"predicted_s_without_{key}"] = tileroof.analyze(
+                    c.kernel, device=a.device, **c.params).estimated_time
     with open(a.out, "w") as f:
         json.dump(out, f, indent=1)
     print(f"{len(names)} predictions -> {a.out}")

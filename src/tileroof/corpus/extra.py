@@ -759,9 +759,47 @@ def _size_cases() -> list[Case]:
     return out
 
 
+# Written in session 6 after the per-run floor (model.timing_floor) was adopted, to test it out of
+# sample: short kernels (about 5-60 us) of every family, predicted before they ran.
+def _short_cases() -> list[Case]:
+    out = [
+        _mm_case("gemm_nn_fp16_2048", _mm_params(2048, 2048, 2048, 128, 128, 32, 3, 128), tags=("short",),
+                 note="2048^3: 256 blocks, 64 iterations each"),
+        _mm_case("gemm_nn_bf16_4096x4096x1024", _mm_params(4096, 4096, 1024, 128, 256, 64, 3, 256, "bfloat16",
+                                                            "bfloat16", swizzle=True), rtol=2e-2, tags=("short",),
+                 note="two warpgroups, 128x256 tiles, 16 iterations"),
+        _mm_case("gemm_nt_fp16_1024x8192x2048", _mm_params(1024, 8192, 2048, 128, 128, 64, 4, 128, trans_B=True),
+                 tags=("short",), note="B stored (N, K)"),
+        _fa_case("fa_fwd_fp16_b1_h16_s1024_d128", _fa_params(1, 16, 1024, 128, False, 128, 128, 2, 256),
+                 note="128 blocks, 8 key tiles each"),
+        _fa_case("fa_fwd_causal_bf16_b2_h16_s2048_d64", _fa_params(2, 16, 2048, 64, True, 128, 64, 2, 256,
+                                                                  dtype="bfloat16"), rtol=2e-2,
+                 note="causal, head dim 64"),
+    ]
+    p = dict(M=2048, N=2048, block_M=64, block_N=256, threads=256, dtype="float16")
+    out.append(Case("copy_tile_fp16_2048", tile_copy, p, _inputs_2d(1), _ref_copy,
+                    _ew_expected(p, 1, flops_per_elem=0, sfu_per_elem=0), rtol=0.0,
+                    tags=("copy", "float16", "short"), note="16 MB of traffic"))
+    p = dict(M=2048, N=2048, block_M=32, block_N=256, threads=256, dtype="float32")
+    out.append(Case("ew_add_fp32_2048", elementwise_add, p, _inputs_2d(2), _ref_add,
+                    _ew_expected(p, 2, flops_per_elem=1, sfu_per_elem=0), rtol=1e-5,
+                    tags=("elementwise", "float32", "short"), note="50 MB of traffic"))
+    p = dict(M=1024, N=8192, block_M=1, threads=512, eps=1e-6, dtype="bfloat16")
+    out.append(Case("rmsnorm_bf16_1024x8192", rms_norm, p, _rms_inputs, _rms_ref_for(p["eps"]), _rms_expected(p),
+                    rtol=1e-2, tags=("norm", "bfloat16", "reduce", "short"), note="34 MB of traffic"))
+    p = dict(M=512, N=16384, block_M=1, threads=256, dtype="float32")
+    out.append(Case("softmax_fp32_512x16384", softmax, p, _softmax_inputs, _softmax_ref, _softmax_expected(p),
+                    rtol=1e-4, tags=("softmax", "float32", "reduce", "short"), note="67 MB of traffic"))
+    p = dict(M=4096, N=4096, block_M=2, threads=256, dtype="bfloat16")
+    out.append(Case("row_absmax_bf16_4096x4096", row_absmax, p, _absmax_inputs, _ref_absmax,
+                    _reduce_expected(p["M"] * p["N"], 2, p["M"], 4), rtol=0.0,
+                    tags=("reduce", "bfloat16", "absmax", "short"), note="read-only, 34 MB"))
+    return out
+
+
 def cases() -> list[Case]:
     return (_gemm_cases() + _attention_cases() + _rowwise_cases() + _other_cases() + _probe_cases()
-            + _size_cases())
+            + _size_cases() + _short_cases())
 
 
 # ----------------------------------------------------------------------------- sweeps
