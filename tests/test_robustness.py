@@ -508,3 +508,33 @@ def test_warp_and_lane_index_conditions():
     assert r.counts.level_bytes("global", "read") == 4 * 256 * 4
     assert r.counts.level_bytes("global", "write") == 4 * (4 + 1) * 4
     assert r.bounded == [] and r.unmodeled == []
+
+
+# ---- a loop that copies global -> shared without num_stages: a one-stage pipeline ---------------
+def test_unpipelined_copy_loop_is_a_one_stage_pipeline():
+    from tests.kernels import gemm
+    from tileroof import model
+    from tileroof.ir import trace as walk
+    tr = walk(gemm, dict(M=4096, N=4096, K=4096, bm=128, bn=128, bk=32, stages=0))
+    loop = [r for r in tr.ops if r.pipeline]
+    # the loop's two tile loads and its gemm; not the clear before it nor the store after it
+    assert sorted(r.kind for r in loop) == ["copy", "copy", "gemm"]
+    assert all(r.pipeline_stages == 1 and r.attrs.get("unpipelined") for r in loop)
+    # 4096 / 32 = 128 iterations per block, each loads, waits and computes in turn
+    assert set(loop[0].attrs["pipeline_trips"].tolist()) == {128}
+    r0 = tileroof.analyze(gemm, device="h200", M=4096, N=4096, K=4096, bm=128, bn=128, bk=32, stages=0)
+    r3 = tileroof.analyze(gemm, device="h200", M=4096, N=4096, K=4096, bm=128, bn=128, bk=32, stages=3)
+    assert not r0.timing.occupancy.warp_specialized and r3.timing.occupancy.warp_specialized
+    assert r0.bound.startswith("pipeline")
+    # no overlap of loads with compute inside a block cannot beat three stages of it
+    assert r0.estimated_time > r3.estimated_time
+    assert model.pipelined_loop(tr, tileroof.counts.count(tr)) is not None
+
+
+def test_unknown_parameter_is_one_line():
+    from tests.kernels import add2d
+    with pytest.raises(TileroofError, match="unknown parameter bogus"):
+        tileroof.analyze(add2d, M=256, N=256, bm=64, bn=64, bogus=1)
+    # a leftover name that binds a symbolic shape is fine
+    from tests.kernels import symbolic_copy
+    assert tileroof.analyze(symbolic_copy, m=512).global_bytes == 2 * 512 * 256 * 2

@@ -105,7 +105,9 @@ def _atomic_ops(trace: KernelTrace):
 
 
 def _pipelined_g2s(trace: KernelTrace) -> bool:
-    return any(op.pipeline and op.kind == "copy" and op.attrs.get("src_scope") == GLOBAL
+    """A T.Pipelined loop (num_stages annotated) copies global -> shared: TileLang warp-specialises it
+    on Hopper.  Serial loops that copy without the annotation are not (attrs "unpipelined")."""
+    return any(op.pipeline and not op.attrs.get("unpipelined") and op.kind == "copy" and op.attrs.get("src_scope") == GLOBAL
                and op.attrs.get("dst_scope") == SHARED for op in trace.ops)
 
 

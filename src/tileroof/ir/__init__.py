@@ -157,6 +157,33 @@ def to_primfunc(kernel, params: dict):
                         "a tvm.tirx.PrimFunc or an IRModule)")
 
 
+def _tir_var_names(func) -> set[str]:
+    """Names of the variables a PrimFunc's parameters, buffer shapes and body use (symbolic shapes
+    that a leftover parameter can bind)."""
+    tirx = _tvm().tirx
+    names = {str(getattr(p, "name", p)) for p in func.params}
+
+    def visit(node):
+        if isinstance(node, tirx.Var):
+            names.add(str(node.name))
+    for buf in func.buffer_map.values():
+        for dim in list(buf.shape) + list(buf.strides or []):
+            tirx.stmt_functor.post_order_visit(dim, visit)
+    tirx.stmt_functor.post_order_visit(func.body, visit)
+    return names
+
+
+def _check_leftovers(func, rest: dict) -> None:
+    """A parameter the kernel does not take and no symbolic shape of its TIR is named after is a
+    mistake (a typo, say): one line, never silently ignored."""
+    if not rest:
+        return
+    unknown = sorted(set(rest) - _tir_var_names(func))
+    if unknown:
+        raise TileroofError(f"unknown parameter {', '.join(unknown)}: the kernel takes no such argument and its TIR "
+                            "has no symbolic shape of that name")
+
+
 def trace(kernel, params: dict | None = None, assume: dict | None = None, name: str | None = None) -> KernelTrace:
     """Walk a kernel once and return its neutral trace."""
     params = dict(params or {})
@@ -167,6 +194,7 @@ def trace(kernel, params: dict | None = None, assume: dict | None = None, name: 
     if not func.attrs or "global_symbol" not in func.attrs:
         pass
     binding = {**params, **rest}
+    _check_leftovers(func, rest)
     try:
         return Walker(func, binding, assume or {}, label).run()
     except TileroofError:

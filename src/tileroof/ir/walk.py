@@ -9,6 +9,7 @@ variable).  Loop variables get an axis only when an expression actually reads th
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from dataclasses import replace
 
 import numpy as np
 from tvm import tirx
@@ -437,6 +438,7 @@ class Walker:
             return
         saved = (self.stages, self.pipeline, self.pipeline_trips)
         inner = _weight(m, extent, self.loops)
+        unannotated = None
         if s.kind == tirx.ForKind.SERIAL and tb is None:
             stages = s.annotations.get("num_stages") if s.annotations else None
             if stages is not None:
@@ -445,6 +447,8 @@ class Walker:
                 self.pipeline = self._pipelines
                 # iterations of this T.Pipelined loop per block (over every enclosing iteration)
                 self.pipeline_trips = self._per_block(self._thread_weight(inner, False))
+            elif not self.pipeline:
+                unannotated = (len(self.ops), inner)
         parallel = s.kind in (tirx.ForKind.PARALLEL, tirx.ForKind.VECTORIZED)
         if parallel:
             self.parallel_vars.append(s.loop_var)
@@ -455,8 +459,24 @@ class Walker:
         if parallel:
             self.parallel_vars.pop()
         self.stages, self.pipeline, self.pipeline_trips = saved
+        if unannotated is not None:
+            self._serial_pipeline(*unannotated)
         del self.loops[axis]
         del self.env[s.loop_var]
+
+    def _serial_pipeline(self, first: int, inner) -> None:
+        """A serial loop without a num_stages annotation (T.Pipelined(..., num_stages=0), or a plain
+        range) that copies global -> shared: each iteration loads, waits and computes in turn -- a
+        one-stage pipeline, recorded as one (attrs "unpipelined": no producer warps are added)."""
+        new = self.ops[first:]
+        if not any(r.kind == "copy" and not r.pipeline and r.attrs.get("src_scope") == GLOBAL
+                   and r.attrs.get("dst_scope") == SHARED for r in new):
+            return
+        self._pipelines += 1
+        trips = self._per_block(self._thread_weight(inner, False))
+        self.ops[first:] = [r if r.pipeline else replace(
+            r, pipeline=self._pipelines, pipeline_stages=1,
+            attrs={**r.attrs, "pipeline_trips": trips, "unpipelined": True}) for r in new]
 
     def _grid_loop(self, s, m, tag):
         axis = {"blockIdx.x": 2, "blockIdx.y": 1, "blockIdx.z": 0}[tag]
