@@ -797,9 +797,26 @@ def _short_cases() -> list[Case]:
     return out
 
 
+# Written in session 6 after unannotated copy loops became one-stage pipelines (walk._serial_pipeline),
+# predicted before they ran: GEMMs with num_stages = 0 (no pipelining, no warp specialisation; several
+# blocks per SM) and 1.
+def _stage_cases() -> list[Case]:
+    return [
+        _mm_case("gemm_nn_fp16_4096_s0", _mm_params(4096, 4096, 4096, 128, 128, 32, 0, 128), tags=("stages",),
+                 note="T.Pipelined(num_stages=0): a serial load -> wait -> gemm loop"),
+        _mm_case("gemm_nn_fp16_4096_s1", _mm_params(4096, 4096, 4096, 128, 128, 32, 1, 128), tags=("stages",),
+                 note="one stage, warp-specialised"),
+        _mm_case("gemm_nn_fp16_4096_bm64_s0", _mm_params(4096, 4096, 4096, 64, 64, 64, 0, 128), tags=("stages",),
+                 note="num_stages=0 with 64x64 tiles: more blocks per SM"),
+        _mm_case("gemm_nn_bf16_4096_bk64_s0_t256", _mm_params(4096, 4096, 4096, 128, 128, 64, 0, 256, "bfloat16",
+                                                               "bfloat16"), rtol=2e-2, tags=("stages",),
+                 note="num_stages=0, two warpgroups"),
+    ]
+
+
 def cases() -> list[Case]:
     return (_gemm_cases() + _attention_cases() + _rowwise_cases() + _other_cases() + _probe_cases()
-            + _size_cases() + _short_cases())
+            + _size_cases() + _short_cases() + _stage_cases())
 
 
 # ----------------------------------------------------------------------------- sweeps
