@@ -7,34 +7,24 @@ record shows what the model said without having seen the GPU's answer.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import datetime as dt
 import json
 import subprocess
 import sys
 
 import tileroof
+from ablation import patched      # benchmarks/ablation.py: one function swapped for a with-block
 from tileroof.corpus import CASES
-
-
-@contextlib.contextmanager
-def _patched(obj, name, value):
-    orig = getattr(obj, name)
-    setattr(obj, name, value)
-    try:
-        yield
-    finally:
-        setattr(obj, name, orig)
 
 
 def _without_flush_writeback():
     from tileroof import memory
-    return _patched(memory, "flush_writeback", lambda *a: 0.0)
+    return patched(memory, "flush_writeback", lambda *a: 0.0)
 
 
 def _without_timing_floor():
     from tileroof import model
-    return _patched(model, "timing_floor", lambda dev: dev.launch_s)
+    return patched(model, "timing_floor", lambda dev: dev.launch_s)
 
 
 def check(path: str) -> int:

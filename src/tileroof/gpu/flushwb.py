@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -144,20 +142,11 @@ def child() -> int:
 
 
 def profile(timeout: float, ncu_path: str | None) -> dict:
-    from . import ncu as N
-    from .profiling import find_ncu
-    ncu = find_ncu(ncu_path)
-    if not ncu:
-        return {"error": "ncu not found"}
-    cmd = [ncu, "--clock-control", "none", "--cache-control", "none", "--profile-from-start", "off", "--csv",
-           "--page", "raw", "--print-units", "base", "--metrics", ",".join(METRICS),
-           sys.executable, "-m", "tileroof.gpu.flushwb", "--child"]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    lines = r.stdout.splitlines()
-    found = [ln for ln in lines if ln.startswith(MARKER + " ")]
-    launches = json.loads(found[-1][len(MARKER) + 1:]) if found else []
-    rows = N.parse_ncu_csv("\n".join(ln for ln in lines if ln.startswith('"')))
-    kernels = [{"kernel_name": row.get("kernel_name"), **{k: row["metrics"].get(k) for k in METRICS}} for row in rows]
+    from .profiling import profile_child
+    run = profile_child("tileroof.gpu.flushwb", METRICS, MARKER, timeout, ncu_path, kernels=None, cache_control="none")
+    launches = run["configs"]
+    kernels = [{"kernel_name": name, **{k: m.get(k) for k in METRICS}}
+               for name, m in zip(run["kernel_names"], run["metrics"])]
     # each launch record: the flush op's kernel(s), then the stream kernel
     pairs, i = [], 0
     for l in launches:
@@ -171,8 +160,8 @@ def profile(timeout: float, ncu_path: str | None) -> dict:
         flush_op["kernel_names"] = [o["kernel_name"] for o in ops]
         pairs.append({**l, "flush_op": flush_op, "stream": kernels[i]})
         i += 1
-    return {"command": cmd, "returncode": r.returncode, "stderr_tail": r.stderr[-3000:], "pairs": pairs,
-            "kernels": kernels if len(pairs) != len(launches) else None, "launches": len(launches)}
+    return {"command": run["command"], "returncode": run["returncode"], "stderr_tail": run["stderr_tail"],
+            "pairs": pairs, "kernels": kernels if len(pairs) != len(launches) else None, "launches": len(launches)}
 
 
 def main(argv=None) -> int:

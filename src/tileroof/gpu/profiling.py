@@ -58,16 +58,20 @@ def profiled_launches(jit_fn, cfgs: list, make_args, marker: str, time_runs: int
 
 
 def profile_child(module: str, metrics, marker: str, timeout: float, ncu_path: str | None = None,
-                  env: dict | None = None) -> dict:
+                  env: dict | None = None, kernels: str | None = "regex:main_kernel",
+                  cache_control: str | None = None) -> dict:
     """Run `python -m module --child` under Nsight Compute (clocks left alone, profiling only the
-    child's cudaProfilerStart/Stop regions, kernels named main_kernel) and read back what the child
-    printed on its `marker` line (a JSON list, one entry per profiled launch) next to the per-launch
-    metrics.  Used by the probes that study one mechanism (l2probe, l2merge)."""
+    child's cudaProfilerStart/Stop regions, kernels matching `kernels` -- TileLang's main_kernel;
+    None: every kernel) and read back what the child printed on its `marker` line (a JSON list, one
+    entry per profiled launch) next to the per-launch metrics and kernel names.  `cache_control`
+    "none" leaves the L2 as the program leaves it (ncu's default flushes it before each kernel).
+    Used by the probes that study one mechanism (l2probe, l2merge, flushwb)."""
     ncu = find_ncu(ncu_path)
     if not ncu:
         raise SystemExit("ncu not found")
-    cmd = [ncu, "--clock-control", "none", "--profile-from-start", "off", "--csv", "--page", "raw",
-           "--print-units", "base", "-k", "regex:main_kernel", "--metrics", ",".join(metrics),
+    cmd = [ncu, "--clock-control", "none", *(["--cache-control", cache_control] if cache_control else []),
+           "--profile-from-start", "off", "--csv", "--page", "raw", "--print-units", "base",
+           *(["-k", kernels] if kernels else []), "--metrics", ",".join(metrics),
            sys.executable, "-m", module, "--child"]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env or os.environ.copy())
     lines = r.stdout.splitlines()
@@ -75,7 +79,7 @@ def profile_child(module: str, metrics, marker: str, timeout: float, ncu_path: s
     configs = json.loads(found[-1][len(marker) + 1:]) if found else []
     rows = N.parse_ncu_csv("\n".join(ln for ln in lines if ln.startswith('"')))
     return {"command": cmd, "returncode": r.returncode, "stderr_tail": r.stderr[-3000:], "configs": configs,
-            "metrics": [row["metrics"] for row in rows]}
+            "metrics": [row["metrics"] for row in rows], "kernel_names": [row.get("kernel_name") for row in rows]}
 
 
 def run_logged(cmd, log_path, timeout, env=None) -> tuple[int | None, str, bool]:
