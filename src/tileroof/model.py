@@ -568,7 +568,7 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
     if flush_wb and dev.flush_writeback_cost:
         assumptions.append(
             f"timed as do_bench does (the L2 flushed by zeroing a buffer before each run): the flush leaves "
-            f"{dev.flush_dirty_bytes / 1e6:.0f} MB of the L2 dirty and this launch evicts {flush_wb / 1e6:.1f} MB of "
+            f"{dev.flush_dirty_bytes / 1e6:.1f} MB of the L2 dirty and this launch evicts {flush_wb / 1e6:.1f} MB of "
             "it, written back inside its time (tileroof.gpu.flushwb); Nsight Compute, which cleans the L2 first, "
             "does not count those bytes")
     if clock > 1.0 and pipe_info:

@@ -47,6 +47,8 @@ def render(d: dict, console: Console | None = None) -> None:
     tot.add_row("unique global footprint", f"{d['unique_bytes']:,}")
     tot.add_row("modelled L2 bytes (issued / slices)", f"{d['l2_bytes']:,} / {d['l2_slice_bytes']:,}")
     tot.add_row("modelled DRAM bytes", f"{d['dram_bytes']:,}")
+    if d.get("flush_writeback_bytes"):
+        tot.add_row("  + timing flush written back", f"{int(round(d['flush_writeback_bytes'])):,}")
     tot.add_row("occupancy", f"{d['occupancy']['blocks_per_sm']} blocks/SM ({d['occupancy']['limiter']}), "
                 f"{d['waves']:.2f} waves")
     console.print(tot)
