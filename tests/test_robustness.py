@@ -132,6 +132,11 @@ def test_several_launches_are_counted_and_timed_in_sequence():
     assert r.unique_bytes == 3 * 4096 * 4                               # A, B and C once each
     assert len(r.launches) == 2
     assert r.estimated_time == pytest.approx(sum(p.estimated_time for p in r.launches))
+    # one timed run: the harness's floor once (3.46 us on the H200), the second launch queued behind
+    # the first at the graph-replay cost (0.49 us); the flush's dirty lines are evicted once overall
+    dev = r.device
+    assert [p.timing.launch_s for p in r.launches] == pytest.approx([dev.timing_floor_s, dev.launch_s])
+    assert r.timing.flush_writeback <= dev.flush_dirty_bytes
     d = r.to_dict()
     assert [p["grid"] for p in d["launches"]] == [[16, 1, 1], [8, 2, 1]]
 

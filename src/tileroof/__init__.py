@@ -24,9 +24,11 @@ def analyze_trace(trace, device=None, params=None):
     if trace.launches:      # several T.Kernel launches in one PrimFunc: timed one after another
         parts, d = [], dev
         for t in trace.launches:
-            # one flush before the PrimFunc runs: each launch evicts what the ones before it left dirty
+            # one flush and one pair of events around the whole run: each launch evicts what the ones
+            # before it left dirty, and the later launches queue behind the first (graph-like launch cost)
             parts.append(analyze_trace(t, d, params))
-            d = replace(d, flush_dirty_bytes=max(d.flush_dirty_bytes - parts[-1].timing.flush_writeback, 0.0))
+            d = replace(d, flush_dirty_bytes=max(d.flush_dirty_bytes - parts[-1].timing.flush_writeback, 0.0),
+                        timing_floor_s=0.0)
         return Result(trace, c, dev, model.sequence([p.timing for p in parts]), dict(params or {}), parts)
     timing = model.estimate(trace, c, dev)
     return Result(trace, c, dev, timing, dict(params or {}))

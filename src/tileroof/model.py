@@ -564,7 +564,7 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
                            f"at {dev.tensor_clock_hz / 1e6:.0f} MHz), for do_bench-style timing with an L2 flush "
                            "between launches")
     time_s, bound, res, imbalance, pipe_info = timed
-    _, flush_wb = dram_time(mem.dram_read, mem.dram_write, dev)
+    flush_wb = memory.flush_writeback(mem.dram_read, mem.dram_write, dev.flush_dirty_bytes, dev.l2_bytes)
     if flush_wb and dev.flush_writeback_cost:
         assumptions.append(
             f"timed as do_bench does (the L2 flushed by zeroing a buffer before each run): the flush leaves "

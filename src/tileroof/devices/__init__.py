@@ -126,7 +126,6 @@ class Device:
     atomic_rate_contended: float = 0.0    # atomics/s onto a small table that lives in L2 (histogram)
     flush_dirty_bytes: float = 0.0        # L2 lines the timing harness's flush (zero_) leaves dirty
     flush_writeback_cost: tuple = ()      # ((read share of a kernel's DRAM bytes, seconds per byte written back), ...)
-    dram_bw_by_read_share: tuple = ()     # ((read share of DRAM bytes, bytes/s), ...) measured streams
     sources: dict = field(default_factory=dict)       # field -> citation
     calibrated: dict = field(default_factory=dict)    # field -> {"value", "method", ...} from a profile
     fitted: dict = field(default_factory=dict)        # time-model constants fitted on recorded kernels
@@ -189,9 +188,6 @@ def _apply(fields: dict, specs: dict, sources: dict, cites: dict | None) -> None
         elif key == "flush_writeback_ns_per_mb":
             fields["flush_writeback_cost"] = tuple((float(r), float(ns) * 1e-15) for r, ns in value)
             sources["flush_writeback_cost"] = cite
-        elif key == "dram_bandwidth_by_read_share":
-            fields["dram_bw_by_read_share"] = tuple((float(r), float(gbps) * 1e9) for r, gbps in value)
-            sources["dram_bw_by_read_share"] = cite
         elif key == "l2_reuse_hit_curve":
             fields["l2_hit_curve"] = tuple((float(d), float(h)) for d, h in value)
             sources["l2_hit_curve"] = cite
