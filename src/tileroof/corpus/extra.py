@@ -22,6 +22,7 @@ from .attention import (_fa_inputs, _fa_ref, _fa_ref_causal, _gqa_inputs, _gqa_r
 from .gemm import (_bias_relu_inputs, _bias_relu_ref, _bmm_inputs, _bmm_ref, _matmul_inputs,
                    _matmul_ref_nn, _matmul_ref_nt, _splitk_inputs, _splitk_ref, bmm, matmul,
                    matmul_bias_relu, matmul_splitk)
+from .conv import _conv_case
 from .gemv import _inputs as _gemv_inputs
 from .gemv import _ref as _gemv_ref
 from .gemv import gemv_tiled
@@ -814,9 +815,23 @@ def _stage_cases() -> list[Case]:
     ]
 
 
+# Written in session 6 to measure what the L2 model does with gathers whose indices are not affine in
+# the block index (no tile key: DRAM = every issued byte once the buffer exceeds the L2), predicted
+# before they ran: the corpus convolutions with an input of 143 / 134 MB instead of 36 / 34 MB.
+def _conv_cases() -> list[Case]:
+    base = dict(N=64, C=256, H=64, W=64, F=256, K=3, S=1, D=1, block_M=128, block_N=128,
+                block_K=64, num_stages=3, threads=256, dtype="float16", accum_dtype="float32")
+    return [
+        _conv_case("conv2d_im2col_fp16_n64_64x64_c256_f256_k3_p1", dict(base, P=1),
+                   note="conv2d_im2col_fp16_n16_64x64_c256_f256_k3_p1 with a 134 MB input (T.im2col, TMA)"),
+        _conv_case("conv2d_im2col_gather_fp16_n64_66x66_c256_f256_k3_p0", dict(base, H=66, W=66, P=0, im2col="gather"),
+                   note="the gathered convolution with a 143 MB input: the A tile read element-wise, untiled"),
+    ]
+
+
 def cases() -> list[Case]:
     return (_gemm_cases() + _attention_cases() + _rowwise_cases() + _other_cases() + _probe_cases()
-            + _size_cases() + _short_cases() + _stage_cases())
+            + _size_cases() + _short_cases() + _stage_cases() + _conv_cases())
 
 
 # ----------------------------------------------------------------------------- sweeps
