@@ -151,6 +151,28 @@ def flush_writeback(dram_read: float, dram_write: float, dirty_bytes: float, l2_
     return float(dirty_bytes) * (1.0 - math.exp(-allocated / float(l2_bytes)))
 
 
+def untiled_read(issued: float, unique: float, data_indexed: bool, waves: int, wave_tiles: float,
+                 l2_bytes: float, capacity: float, hit_curve: tuple = ()) -> tuple[float, str]:
+    """(DRAM bytes, note) of a read with no tile coordinates to follow (element loads in T.Parallel,
+    gathers whose indices are not affine in the block index).  Indices computed from block, thread
+    and loop indices (a convolution's im2col gather, a stencil) walk the buffer as the blocks launch:
+    a wave reads about its 1/waves share of the footprint, so an element read again (another kernel
+    tap, a neighbouring block's halo) is read again after about that share and the wave's tiles --
+    the footprint comes from DRAM once plus the re-reads the hit curve loses at that distance
+    (run 51: a gathered 3x3 convolution re-reading its 143 MB input 9x read 144 MB from DRAM).
+    Indices read from a tensor (an index table): the buffer once if it fits the L2, else every
+    issued byte (an upper bound; which elements is known only at run time)."""
+    unique = min(float(unique), float(issued))
+    if data_indexed or waves <= 0:
+        d = unique if unique <= float(l2_bytes or 0.0) else float(issued)
+        return d, "untiled, indexed by tensor data: from DRAM once if the buffer fits in L2, else every issued byte"
+    distance = unique / waves + wave_tiles
+    hit = float(reuse_hit_share(distance, capacity, hit_curve))
+    d = unique + (float(issued) - unique) * (1.0 - hit)
+    return d, (f"untiled: the footprint once, re-reads after ~{distance / 1e6:.1f} MB (a wave's share): "
+               f"{hit:.0%} hit in L2")
+
+
 def local_spill(mem: MemoryEstimate, bytes_per_iteration: float, block_iterations: float, resident_blocks: int,
                 l2_bytes: float, l2_partitions: int = 1, hit_curve: tuple = (),
                 streamed_per_iteration: float = 0.0) -> MemoryEstimate:
@@ -350,15 +372,14 @@ def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: in
     # each read operand's DRAM bytes with the sharers of a wave in step (drift adds to it), and
     # the lower and upper bounds: its footprint and what it issues
     foot = trace.footprints
+    wave_tiles = float(working_set.mean()) if waves else 0.0
     in_step = []
     for (rec, op, nbytes, pairs), use in zip(tiled, uses):
         storage = trace.buffers[op.buffer].storage if op.buffer in trace.buffers else op.buffer
         unique = foot.get(storage, nbytes)
         if pairs is None:
-            # no tile coordinates to follow (gathers, element loads with non-affine indices): the
-            # buffer comes from DRAM once if it fits in the whole L2, else every issued byte does
-            d = float(unique) if unique <= float(l2_bytes or 0.0) else float(nbytes)
-            note = "untiled access: from DRAM once if the buffer fits in L2, else every issued byte"
+            d, note = untiled_read(nbytes, unique, storage in trace.data_indexed, waves, wave_tiles,
+                                   l2_bytes, capacity, hit_curve)
         else:
             # LRU at wave granularity: a tile used again in wave w after wave w' hits in L2 when the
             # distinct bytes touched by waves w'+1..w fit in the cache

@@ -110,6 +110,8 @@ class KernelTrace:
     swizzle_panel: int = 0                     # T.use_swizzle panel size (0: plain row-major launch)
     swizzle_order: str = "row"
     footprints: dict = field(default_factory=dict)   # storage name -> unique bytes touched
+    # storages some access indexes through values read from a tensor (which elements: known at run time)
+    data_indexed: tuple = ()
     # a PrimFunc with several T.Kernel launches: one trace per launch, run one after another (this
     # trace then holds all their records, the first launch's grid and the footprint over all)
     launches: tuple = ()

@@ -132,6 +132,7 @@ class Walker:
         self.ops: list[OpRecord] = []
         self.unmodeled: dict = {}
         self.bounded: set[str] = set()
+        self.data_indexed: set[str] = set()
         self.loops: dict[int, LoopAxis] = {}
         self.stages = 0
         self.pipeline = 0
@@ -228,7 +229,8 @@ class Walker:
             name=self.name, grid=tuple(self.grid), threads=tuple(self.threads), buffers=dict(self.buffers),
             ops=tuple(self.ops), unmodeled=tuple(self.unmodeled.values()), bounded=tuple(sorted(self.bounded)),
             assumed=tuple(sorted(self.ev.assumed_used)), swizzle_panel=self.swizzle[0],
-            swizzle_order=self.swizzle[1], footprints=self._footprints())
+            swizzle_order=self.swizzle[1], footprints=self._footprints(),
+            data_indexed=tuple(sorted(self.data_indexed)))
 
     def _begin_launch(self, s) -> None:
         """A top-level blockIdx loop starts a kernel launch: fresh grid, threads, records."""
@@ -238,7 +240,7 @@ class Walker:
         self.threads = [1, 1, 1]
         self._prescan(s.body)
         self.buffers = dict(self._outer_buffers)
-        self.ops, self.unmodeled, self.bounded = [], {}, set()
+        self.ops, self.unmodeled, self.bounded, self.data_indexed = [], {}, set(), set()
         self.swizzle = (0, "row")
         self.footprint_parts = defaultdict(list)
         self.ev.locals.clear()
@@ -247,7 +249,7 @@ class Walker:
         self.launches.append(self._launch_trace())
         for storage, parts in self.footprint_parts.items():
             self._all_footprint_parts[storage].extend(parts)
-        self.ops, self.unmodeled, self.bounded = [], {}, set()
+        self.ops, self.unmodeled, self.bounded, self.data_indexed = [], {}, set(), set()
         self.footprint_parts = defaultdict(list)
         self.grid, self.threads = [1, 1, 1], [1, 1, 1]
         self.env.pop(THREAD_AXES, None)
@@ -274,6 +276,7 @@ class Walker:
             bounded=tuple(sorted({b for t in self.launches for b in t.bounded})),
             assumed=tuple(sorted(self.ev.assumed_used)), swizzle_panel=first.swizzle_panel,
             swizzle_order=first.swizzle_order, footprints=self._footprints(self._all_footprint_parts),
+            data_indexed=tuple(sorted({b for t in self.launches for b in t.data_indexed})),
             launches=tuple(self.launches))
 
     def _prescan(self, body) -> None:
@@ -876,6 +879,7 @@ class Walker:
             lins = [affine.linearize(self.ev, st) if isinstance(st, tirx.PrimExpr) else None for st in starts]
         except DataDependent as exc:
             self.bounded.add(exc.name)
+            self.data_indexed.add(info.storage)
             self.footprint_parts[info.storage].append((info, None))
             return int(round(executions * full)), None
         ranges, block_start = [], []
@@ -940,6 +944,7 @@ class Walker:
                 ranges.append((r[0], r[1]))
         except DataDependent as exc:
             self.bounded.add(exc.name)
+            self.data_indexed.add(info.storage)
             ranges = None
         self.footprint_parts[info.storage].append((info, ranges))
 
