@@ -829,9 +829,22 @@ def _conv_cases() -> list[Case]:
     ]
 
 
+# Written after the untiled-read rule (memory.untiled_read), predicted before they ran: gathered
+# convolutions of other shapes (5x5, stride 2) with inputs beyond the L2.
+def _conv_check_cases() -> list[Case]:
+    base = dict(N=32, C=128, F=256, D=1, P=0, block_M=128, block_N=128, block_K=64, num_stages=3, threads=256,
+                dtype="float16", accum_dtype="float32", im2col="gather")
+    return [
+        _conv_case("conv2d_gather_fp16_n32_68x68_c128_f256_k5_p0", dict(base, H=68, W=68, K=5, S=1),
+                   note="valid 5x5 (64x64 output), 38 MB input re-read 25x"),
+        _conv_case("conv2d_gather_fp16_n32_130x130_c128_f256_k3_s2", dict(base, H=130, W=130, K=3, S=2),
+                   note="valid 3x3 stride 2 (64x64 output), 138 MB input"),
+    ]
+
+
 def cases() -> list[Case]:
     return (_gemm_cases() + _attention_cases() + _rowwise_cases() + _other_cases() + _probe_cases()
-            + _size_cases() + _short_cases() + _stage_cases() + _conv_cases())
+            + _size_cases() + _short_cases() + _stage_cases() + _conv_cases() + _conv_check_cases())
 
 
 # ----------------------------------------------------------------------------- sweeps
