@@ -82,6 +82,12 @@ def _per_gemm(dev, n_gemm, warpgroups):
     return ORIG_FIXED(replace(dev, gemm_wait_cycles=None, gemm_wait_cycles_overlapped=None), n_gemm, warpgroups)
 
 
+def _untiled_upper_bound(issued, unique, data_indexed, *a, **k):
+    """Every untiled read as if indexed by tensor data (the rule before session 6)."""
+    return ORIG_UNTILED(issued, unique, True, *a, **k)
+
+
+ORIG_UNTILED = memory.untiled_read
 ORIG_FIXED = model.gemm_fixed_cycles
 ORIG_SHARE = model.spilled_share
 ORIG_LOCAL_SPILL = memory.local_spill
@@ -107,8 +113,10 @@ def main() -> int:
     summed = (memory, "MAX_EXACT_WAVES", 0)
     whole = [(model, "spilled_share", _whole_spill), (memory, "local_spill", _spill_only_distance)]
     per_gemm = (model, "gemm_fixed_cycles", _per_gemm)
-    # session 6, off in every row before its own: the flush write-back and the per-run floor
-    no_flush = [(memory, "flush_writeback", lambda *a: 0.0), (model, "timing_floor", lambda dev: dev.launch_s)]
+    # session 6, off in every row before its own: the flush write-back, the per-run floor, untiled reads
+    # that walk their buffer (off: every issued byte once the buffer exceeds the L2)
+    no_flush = [(memory, "flush_writeback", lambda *a: 0.0), (model, "timing_floor", lambda dev: dev.launch_s),
+                (memory, "untiled_read", _untiled_upper_bound)]
     s5 = [no_drift, summed, per_gemm] + no_flush + whole
     no_pipe = (model, "block_pipeline", lambda *a, **k: None)
     no_spill = (model, "spill_memory", lambda trace, counts_, dev, occ, mem: mem)
@@ -154,7 +162,9 @@ def main() -> int:
     run("+ drift predicted: prefetch window past a tile's DRAM round trip, memory-bound", [per_gemm] + no_flush)
     run("+ a second gemm per iteration adds what attn_pipe measured (not a whole gemm's cost)", no_flush)
     run("+ the harness's L2 flush: its dirty lines written back inside the timed run (flushwb)", no_flush[1:])
-    run("+ the harness's per-run floor (an empty launch behind the flush: 3.46 us), not graph replay's 0.49 us", [])
+    run("+ the harness's per-run floor (an empty launch behind the flush: 3.46 us), not graph replay's 0.49 us",
+        no_flush[2:])
+    run("+ untiled reads indexed from block/thread/loop indices walk their buffer (the footprint once)", [])
     return 0
 
 
