@@ -151,7 +151,7 @@ def flush_writeback(dram_read: float, dram_write: float, dirty_bytes: float, l2_
     return float(dirty_bytes) * (1.0 - math.exp(-allocated / float(l2_bytes)))
 
 
-def untiled_read(issued: float, unique: float, data_indexed: bool, waves: int, wave_tiles: float,
+def untiled_read(issued: float, unique: float, data_indexed: bool, waves: int, wave_bytes: float,
                  l2_bytes: float, capacity: float, hit_curve: tuple = ()) -> tuple[float, str]:
     """(DRAM bytes, note) of a read with no tile coordinates to follow (element loads in T.Parallel,
     gathers whose indices are not affine in the block index).  Indices computed from block, thread
@@ -166,7 +166,7 @@ def untiled_read(issued: float, unique: float, data_indexed: bool, waves: int, w
     if data_indexed or waves <= 0:
         d = unique if unique <= float(l2_bytes or 0.0) else float(issued)
         return d, "untiled, indexed by tensor data: from DRAM once if the buffer fits in L2, else every issued byte"
-    distance = unique / waves + wave_tiles
+    distance = unique / waves + wave_bytes
     hit = float(reuse_hit_share(distance, capacity, hit_curve))
     d = unique + (float(issued) - unique) * (1.0 - hit)
     return d, (f"untiled: the footprint once, re-reads after ~{distance / 1e6:.1f} MB (a wave's share): "
@@ -372,13 +372,13 @@ def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: in
     # each read operand's DRAM bytes with the sharers of a wave in step (drift adds to it), and
     # the lower and upper bounds: its footprint and what it issues
     foot = trace.footprints
-    wave_tiles = float(working_set.mean()) if waves else 0.0
+    wave_bytes = float(working_set[:max(nblocks // slots, 1)].mean()) if waves else 0.0
     in_step = []
     for (rec, op, nbytes, pairs), use in zip(tiled, uses):
         storage = trace.buffers[op.buffer].storage if op.buffer in trace.buffers else op.buffer
         unique = foot.get(storage, nbytes)
         if pairs is None:
-            d, note = untiled_read(nbytes, unique, storage in trace.data_indexed, waves, wave_tiles,
+            d, note = untiled_read(nbytes, unique, storage in trace.data_indexed, waves, wave_bytes,
                                    l2_bytes, capacity, hit_curve)
         else:
             # LRU at wave granularity: a tile used again in wave w after wave w' hits in L2 when the
@@ -403,7 +403,6 @@ def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: in
         d = nbytes if nbytes <= unique else max(unique, nbytes if unique > capacity else unique)
         written.append(OperandTraffic(storage, nbytes, int(d), int(unique), "write-back"))
     l2_write = sum(n for _, n in writes)
-    wave_bytes = float(working_set[:max(nblocks // slots, 1)].mean()) if waves else 0.0
     followers = [None if pairs is None else _followers(wave_of, pairs[3], pos, pairs[4])
                  for _, _, _, pairs in tiled]
 

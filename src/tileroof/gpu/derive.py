@@ -257,21 +257,11 @@ def second_gemm_entries(doc: dict, flops_per_clk: float, one_gemm: float, one_ge
     return out
 
 
-def flush_evicted_share(alloc_bytes, l2_bytes: float):
-    """Share of the dirty lines a flush left in L2 that a kernel evicts while it brings
-    `alloc_bytes` of its own into the cache: 1 - exp(-alloc / L2), as for a cache whose victims are
-    spread over its lines (flushwb, run 46: read-only streams of 8-268 MB wrote back 1.9, 4.2,
-    10.5, 21.3, 28.3 MB of the 29 MB left dirty; this gives 3.7, 7.0, 12.6, 19.6, 29.0)."""
-    import math
-    if not l2_bytes:
-        return 1.0
-    return 1.0 - math.exp(-float(alloc_bytes) / float(l2_bytes))
-
-
 def flushwb_entries(run: dict, where: str) -> dict:
     """flushwb: the dirty bytes the harness's flush (zero_ of its buffer) leaves in L2, what their
     write-back costs a timed kernel by the kernel's DRAM read share, and DRAM bandwidth by read
     share (streams of 512 MiB per array after a clean flush)."""
+    from ..memory import flush_writeback
     from .timing import FLUSH_BYTES
     l2 = run["provenance"].get("l2_cache_bytes") or 0
     pairs = (run.get("ncu") or {}).get("pairs") or []
@@ -291,7 +281,7 @@ def flushwb_entries(run: dict, where: str) -> dict:
         reads, writes = r["read_bytes"], r["write_bytes"]
         share = reads / (reads + writes)
         if r["mib_per_array"] >= 128:
-            evicted = dirty * flush_evicted_share(reads + writes, l2)
+            evicted = flush_writeback(reads, writes, dirty, l2)     # the model's own eviction law
             for a, b in (("dirty", "clean"), ("dirty2", "clean2")):
                 costs.setdefault(round(share, 4), []).append(
                     max(r[f"{a}_median_s"] - r[f"{b}_median_s"], 0.0) / evicted)
