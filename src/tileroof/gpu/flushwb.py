@@ -78,6 +78,24 @@ class Streams:
                                              BLOCK=BLOCK, num_warps=8)
         self.read_bytes = n_in * n * 4
         self.write_bytes = n_out * n * 4
+        self.info = {"n_in": n_in, "n_out": n_out, "mib_per_array": mib, "read_bytes": self.read_bytes,
+                     "write_bytes": self.write_bytes}
+
+    def free(self) -> None:
+        self.ins, self.outs, self.sink, self.fn = [], [], None, None
+
+
+def each_stream(mixes, sizes):
+    """A Streams for every (arrays read, arrays written) of `mixes` and size of `sizes`, its GPU
+    memory given back before the next one is made."""
+    import torch
+    kern = _kernel()
+    for n_in, n_out in mixes:
+        for mib in sizes:
+            s = Streams(kern, n_in, n_out, mib)
+            yield s
+            s.free()
+            torch.cuda.empty_cache()
 
 
 def flushes():
@@ -91,25 +109,17 @@ def flushes():
 
 
 def time_all(runs: int) -> list[dict]:
-    import torch
-
     from .microbench import events
-    kern = _kernel()
     fl = flushes()
     out = []
-    for n_in, n_out in MIX:
-        for mib in SIZES_MIB:
-            s = Streams(kern, n_in, n_out, mib)
-            row = {"n_in": n_in, "n_out": n_out, "mib_per_array": mib, "read_bytes": s.read_bytes,
-                   "write_bytes": s.write_bytes}
-            for mode in ("dirty", "clean", "none", "dirty2", "clean2"):   # the first two again: drift check
-                st = events(s.fn, runs, before=fl[mode.rstrip("2")])
-                row[f"{mode}_median_s"] = st["median_s"]
-                row[f"{mode}_p10_s"] = st.get("p10_s")
-                row[f"{mode}_p90_s"] = st.get("p90_s")
-            out.append(row)
-            del s
-            torch.cuda.empty_cache()
+    for s in each_stream(MIX, SIZES_MIB):
+        row = dict(s.info)
+        for mode in ("dirty", "clean", "none", "dirty2", "clean2"):   # the first two again: drift check
+            st = events(s.fn, runs, before=fl[mode.rstrip("2")])
+            row[f"{mode}_median_s"] = st["median_s"]
+            row[f"{mode}_p10_s"] = st.get("p10_s")
+            row[f"{mode}_p90_s"] = st.get("p90_s")
+        out.append(row)
     return out
 
 
@@ -117,26 +127,20 @@ def child() -> int:
     """Under ncu (--cache-control none): for each stream, [clean read] outside the profiled range,
     then profiled [zero_, kernel]; then [zero_] outside, profiled [read, kernel]."""
     import torch
-    kern = _kernel()
     fl = flushes()
     done = []
-    for n_in, n_out in NCU_MIX:
-        for mib in NCU_SIZES_MIB:
-            s = Streams(kern, n_in, n_out, mib)
+    for s in each_stream(NCU_MIX, NCU_SIZES_MIB):
+        s.fn()
+        for mode, before, first in (("dirty", fl["clean"], fl["dirty"]), ("clean", fl["dirty"], fl["clean"])):
+            for _ in range(2):
+                before()
+            torch.cuda.synchronize()
+            torch.cuda.cudart().cudaProfilerStart()
+            first()
             s.fn()
-            for mode, before, first in (("dirty", fl["clean"], fl["dirty"]), ("clean", fl["dirty"], fl["clean"])):
-                for _ in range(2):
-                    before()
-                torch.cuda.synchronize()
-                torch.cuda.cudart().cudaProfilerStart()
-                first()
-                s.fn()
-                torch.cuda.synchronize()
-                torch.cuda.cudart().cudaProfilerStop()
-                done.append({"n_in": n_in, "n_out": n_out, "mib_per_array": mib, "mode": mode,
-                             "read_bytes": s.read_bytes, "write_bytes": s.write_bytes})
-            del s
-            torch.cuda.empty_cache()
+            torch.cuda.synchronize()
+            torch.cuda.cudart().cudaProfilerStop()
+            done.append({**s.info, "mode": mode})
     print(MARKER + " " + json.dumps(done), flush=True)
     return 0
 
