@@ -70,6 +70,17 @@ CONFIGS_3 = tuple((M, N, K, bm, bn, 64, 3, t) for bm, bn, t, M, N in ((128, 128,
                   for K in (64, 128, 256, 512, 2048))
 
 
+# eighth run (session 7): what a GEMM block spends after its main loop (the epilogue: the
+# accumulator stored to C directly from the fragment, or staged through shared memory), with one
+# and many waves, short and long K, for the common tiles
+CONFIGS_8 = tuple((M, N, K, bm, bn, 64, st, t, False, ep)
+                  for bm, bn, st, t in ((128, 128, 3, 128), (128, 256, 3, 256), (64, 128, 4, 128), (128, 64, 4, 128),
+                                        (64, 256, 4, 128))
+                  for M, N in ((4096, 4096), (8192, 8192))
+                  for K in (256, 2048)
+                  for ep in ("direct", "shared"))
+
+
 def summarise(start, end, gx: int, slots: int) -> dict:
     n = len(start)
     dur = [e - s for s, e in zip(start, end)]
@@ -90,7 +101,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--set", type=int, default=1, choices=(1, 2, 3, 4, 5, 6, 7), help="configuration set")
+    ap.add_argument("--set", type=int, default=1, choices=(1, 2, 3, 4, 5, 6, 7, 8), help="configuration set")
     a = ap.parse_args(argv)
     import torch
 
@@ -102,8 +113,9 @@ def main(argv=None) -> int:
     t0 = time.time()
     sm = torch.cuda.get_device_properties(0).multi_processor_count
     params = [dict(M=c[0], N=c[1], K=c[2], block_M=c[3], block_N=c[4], block_K=c[5], num_stages=c[6], threads=c[7],
-                   swizzle=bool(c[8]) if len(c) > 8 else False)
-              for c in {1: CONFIGS, 2: CONFIGS_2, 3: CONFIGS_3, 4: CONFIGS_4, 5: CONFIGS_5, 6: _configs_6(), 7: _configs_7()}[a.set]]
+                   swizzle=bool(c[8]) if len(c) > 8 else False, epilogue=c[9] if len(c) > 9 else "direct")
+              for c in {1: CONFIGS, 2: CONFIGS_2, 3: CONFIGS_3, 4: CONFIGS_4, 5: CONFIGS_5, 6: _configs_6(), 7: _configs_7(),
+                        8: CONFIGS_8}[a.set]]
     kernels = timed_matmul.par_compile(params, num_workers=16, ignore_error=True)
     flush = flush_buffer()
     results = []
@@ -115,7 +127,7 @@ def main(argv=None) -> int:
         A = torch.randn((p["M"], p["K"]), dtype=torch.float16, device="cuda")
         B = torch.randn((p["K"], p["N"]), dtype=torch.float16, device="cuda")
         C = torch.empty((p["M"], p["N"]), dtype=torch.float16, device="cuda")
-        times = torch.zeros((gx * gy, 5), dtype=torch.int64, device="cuda")
+        times = torch.zeros((gx * gy, 6), dtype=torch.int64, device="cuda")
         k(A, B, C, times)
         if a.set == 4:
             # do_bench-style: flush + launch back to back for ~0.3 s, so the clock settles where the
@@ -138,6 +150,8 @@ def main(argv=None) -> int:
         start = [int(x) - int(last[:, 0].min()) for x in last[:, 0]]
         end = [int(x) - int(last[:, 0].min()) for x in last[:, 1]]
         smid = [int(x) for x in last[:, 2]]
+        loop_end = [int(x) - int(last[:, 0].min()) for x in last[:, 5]]
+        epi = sorted(e - l for e, l in zip(end, loop_end))
         clock_hz = [(int(c1) - int(c0)) / (int(e1) - int(s0)) * 1e9 for s0, e1, c0, c1 in
                     zip(last[:, 0], last[:, 1], last[:, 3], last[:, 4]) if int(e1) > int(s0)]
         # resident blocks: the most blocks alive at one time
@@ -152,8 +166,11 @@ def main(argv=None) -> int:
         pace = sm_pace(start, end, smid)
         results.append({"params": p, "grid": [gx, gy], "correct_corner": ok, "resident_blocks": slots, "sm_pace": pace,
                         "sm_clock_hz_median": statistics.median(clock_hz) if clock_hz else None,
-                        "summary_per_run": summ, "start_ns": start, "end_ns": end, "smid": smid})
-        print(f"{p['block_M']}x{p['block_N']} M{p['M']} N{p['N']} K{p['K']}: block {summ[-1]['block_median_ns'] / 1e3:.1f} us, "
+                        "epilogue_ns_median": epi[len(epi) // 2], "epilogue_ns_p10": epi[len(epi) // 10],
+                        "epilogue_ns_p90": epi[9 * len(epi) // 10],
+                        "summary_per_run": summ, "start_ns": start, "end_ns": end, "loop_end_ns": loop_end, "smid": smid})
+        print(f"{p['block_M']}x{p['block_N']} M{p['M']} N{p['N']} K{p['K']} {p['epilogue']}: block "
+              f"{summ[-1]['block_median_ns'] / 1e3:.1f} us (epilogue {epi[len(epi) // 2] / 1e3:.2f} us), "
               f"kernel {summ[-1]['kernel_ns'] / 1e3:.0f} us, resident {slots}, SM pace spread {pace['std_over_mean']:.3f} "
               f"(range {pace['range_over_mean']:.3f}), SM clock {statistics.median(clock_hz) / 1e6 if clock_hz else 0:.0f} MHz"
               f"{'' if ok else ' WRONG RESULT'}; sharer gap / T by wave "

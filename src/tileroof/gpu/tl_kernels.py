@@ -135,22 +135,28 @@ __device__ __forceinline__ long long tr_clock() { return (long long)clock64(); }
 
 @tilelang.jit
 def timed_matmul(M, N, K, block_M, block_N, block_K, num_stages, threads, dtype="float16", swizzle=False,
-                 panel_size=10):
+                 panel_size=10, epilogue="direct"):
     """The corpus GEMM (NN, fp32 accumulator) that also records, per block, the GPU timer when
     its thread 0 starts and after its epilogue, and its SM: Times[block, :] = (start ns, end ns,
-    smid, SM cycles at start, SM cycles at end), block = by * gridDim.x + bx (after T.use_swizzle's
-    remapping when swizzled); cycles over nanoseconds is the SM clock the block ran at."""
+    smid, SM cycles at start, SM cycles at end, GPU timer after the main loop), block = by * gridDim.x
+    + bx (after T.use_swizzle's remapping when swizzled); cycles over nanoseconds is the SM clock the
+    block ran at.  epilogue: "direct" stores the accumulator fragment to C (T.copy(C_local, C)),
+    "shared" stages it through shared memory first (T.copy(C_local, C_shared); T.copy(C_shared, C))."""
     gx, gy = (N + block_N - 1) // block_N, (M + block_M - 1) // block_M
+    if epilogue not in ("direct", "shared"):
+        raise ValueError(f"epilogue {epilogue!r}: 'direct' or 'shared'")
 
     @T.prim_func
     def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype),
-             Times: T.Tensor((gx * gy, 5), "int64")):
+             Times: T.Tensor((gx * gy, 6), "int64")):
         with T.Kernel(gx, gy, threads=threads) as (bx, by):
             T.import_source(TIMER_SOURCE)
             tx = T.get_thread_binding()
             A_shared = T.alloc_shared((block_M, block_K), dtype)
             B_shared = T.alloc_shared((block_K, block_N), dtype)
             C_local = T.alloc_fragment((block_M, block_N), "float32")
+            if epilogue == "shared":
+                C_shared = T.alloc_shared((block_M, block_N), dtype)
             T.use_swizzle(panel_size=panel_size, enable=swizzle)
             if tx == 0:
                 Times[by * gx + bx, 0] = T.call_extern("int64", "tr_globaltimer")
@@ -160,7 +166,13 @@ def timed_matmul(M, N, K, block_M, block_N, block_K, num_stages, threads, dtype=
                 T.copy(A[by * block_M, k * block_K], A_shared)
                 T.copy(B[k * block_K, bx * block_N], B_shared)
                 T.gemm(A_shared, B_shared, C_local)
-            T.copy(C_local, C[by * block_M, bx * block_N])
+            if tx == 0:
+                Times[by * gx + bx, 5] = T.call_extern("int64", "tr_globaltimer")
+            if epilogue == "shared":
+                T.copy(C_local, C_shared)
+                T.copy(C_shared, C[by * block_M, bx * block_N])
+            else:
+                T.copy(C_local, C[by * block_M, bx * block_N])
             if tx == 0:
                 Times[by * gx + bx, 1] = T.call_extern("int64", "tr_globaltimer")
                 Times[by * gx + bx, 2] = T.call_extern("int64", "tr_smid")
