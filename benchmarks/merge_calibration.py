@@ -30,7 +30,10 @@ What is written into src/tileroof/devices/profiles/<device>.toml, before its [fi
   [measured.timing_flush_dirty_mb]      } from a flushwb-*.json run (tileroof.gpu.flushwb): the L2 lines the
   [measured.flush_writeback_ns_per_mb]  } harness's flush leaves dirty, what their write-back costs a timed
   [measured.dram_bandwidth_by_read_share] } kernel by its DRAM read share, DRAM bandwidth by read share
-  [measured.sm_pace_spread]       } from timeline-*.json runs (tileroof.gpu.timeline), all given together:
+  [measured.accumulator_store_ns_per_request] } from timeline-*.json runs of set 8 (the epilogue timed):
+  [measured.accumulator_store_queue_requests] } an accumulator stored straight from its fragment costs
+                                    s x max(R - R0, 0) for R L2 write requests (derive.epilogue_entries)
+  [measured.sm_pace_spread]       } from the other timeline-*.json runs (tileroof.gpu.timeline), given together:
   [measured.sm_pace_spread_drifting] } relative std over SMs of the mean block time per kernel (runs of at
                                     least 0.4 ms), split into the two groups the values fall in (derive.pace_entries)
 Numbers are copied from the run files (medians over the runs' repeats); nothing is typed in.
@@ -113,10 +116,14 @@ def main(argv=None) -> int:
         res = (run.get("results") or {}).get("reduce_latency_us")
         if res and res.get("raw"):
             tables.update(derive.reduce_entries(res, base, _where(path, run)))
-    if timelines:
-        where = ("runs " + ", ".join(p.name for p, _ in timelines) + f", {timelines[0][1]['provenance'].get('gpu')}, commits "
-                 + ", ".join(str(r["provenance"].get("tileroof_commit"))[:10] for _, r in timelines))
-        tables.update(derive.pace_entries([r for _, r in timelines], where))
+    # timeline runs that timed the epilogue (set 8) give its store cost; the others the SMs' pace
+    epilogues = [(p, r) for p, r in timelines if derive.times_epilogue(r)]
+    paces = [(p, r) for p, r in timelines if not derive.times_epilogue(r)]
+    for group, derive_entries in ((paces, derive.pace_entries), (epilogues, derive.epilogue_entries)):
+        if group:
+            where = ("runs " + ", ".join(p.name for p, _ in group) + f", {group[0][1]['provenance'].get('gpu')}, commits "
+                     + ", ".join(str(r["provenance"].get("tileroof_commit"))[:10] for _, r in group))
+            tables.update(derive_entries([r for _, r in group], where))
     if "block_overhead_us" in tables:
         tables["block_fixed_us"] = derive.block_fixed_entry(tables["block_overhead_us"], base.l2_bw, base.sm_count)
     text = prof.read_text()

@@ -27,6 +27,13 @@ def _without_timing_floor():
     return patched(model, "timing_floor", lambda dev: dev.launch_s)
 
 
+def _without_store_requests():
+    """Accumulator stores timed as bytes at the SM's L2 share only (no per-request law)."""
+    from tileroof import model
+    return patched(model, "accumulator_store_time", lambda nbytes, requests, dev, per_sm_l2:
+                   nbytes / per_sm_l2 if per_sm_l2 else 0.0)
+
+
 def check(path: str) -> int:
     """Score a predictions file (as written, before the run) against the recorded measurements."""
     import statistics
@@ -76,8 +83,9 @@ def main(argv=None) -> int:
         out["cases"][n] = {"sweep": c.sweep, "predicted_s": r.estimated_time, "predicted_dram_bytes": r.dram_bytes,
                            "predicted_dram_bytes_if_drifting": r.timing.dram_if_drifting, "bound": r.bound,
                            "flush_writeback_bytes": r.timing.flush_writeback}
-        # the same model without the harness's flush write-back / per-run floor: what each changes
-        for key, without in (("flush_writeback", _without_flush_writeback), ("timing_floor", _without_timing_floor)):
+        # the same model without the harness's flush write-back / per-run floor / accumulator-store law
+        for key, without in (("flush_writeback", _without_flush_writeback), ("timing_floor", _without_timing_floor),
+                             ("store_requests", _without_store_requests)):
             with without():
                 out["cases"][n][f"predicted_s_without_{key}"] = tileroof.analyze(
                     c.kernel, device=a.device, **c.params).estimated_time

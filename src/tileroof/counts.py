@@ -32,6 +32,9 @@ class OpCounts:
     conversions: int = 0
     bytes: Counter = field(default_factory=Counter)      # (level, direction) -> bytes
     excess: Counter = field(default_factory=Counter)     # ("shared","conflict") / ("global","sector_waste")
+    # L2 write requests of an accumulator fragment stored straight to global memory (one per row
+    # segment of ACCUM_ROW_SEGMENT elements): the SM issues them one after another
+    store_requests: int = 0
 
     @property
     def total_flops(self) -> int:
@@ -96,21 +99,31 @@ ACCUM_ROW_SEGMENT = 8
 GEMM_KINDS = ("gemm", "gemm_sp")
 
 
+def _accumulator_stores(rec: OpRecord, accumulators: frozenset) -> list:
+    """The global operands a copy writes straight from a gemm accumulator fragment."""
+    if rec.kind != "copy":
+        return []
+    if not any(o.scope == FRAGMENT and o.buffer in accumulators and o.access == "read" for o in rec.operands):
+        return []
+    return [o for o in rec.operands if o.scope == GLOBAL and o.access == "write"]
+
+
 def accumulator_store_waste(rec: OpRecord, accumulators: frozenset) -> int:
     """Sector bytes wasted when a gemm accumulator fragment is copied straight to global memory:
     a row segment of 8 x 2-byte elements fills half a 32-byte sector (Nsight Compute on the H200:
     L2 write sectors = 2x C's bytes for fp16/bf16 C, 1x for fp32 C)."""
-    if rec.kind != "copy":
-        return 0
-    if not any(o.scope == FRAGMENT and o.buffer in accumulators and o.access == "read" for o in rec.operands):
-        return 0
     waste = 0
-    for o in rec.operands:
-        if o.scope == GLOBAL and o.access == "write":
-            seg = ACCUM_ROW_SEGMENT * dtype_bytes(o.dtype)
-            if seg < SECTOR:
-                waste += int(o.elements * (SECTOR - seg) * dtype_bytes(o.dtype) / seg)
+    for o in _accumulator_stores(rec, accumulators):
+        seg = ACCUM_ROW_SEGMENT * dtype_bytes(o.dtype)
+        if seg < SECTOR:
+            waste += int(o.elements * (SECTOR - seg) * dtype_bytes(o.dtype) / seg)
     return waste
+
+
+def accumulator_store_requests(rec: OpRecord, accumulators: frozenset) -> int:
+    """L2 write requests of a copy from a gemm accumulator fragment straight to global memory: one
+    per row segment a quad of threads holds (ACCUM_ROW_SEGMENT elements)."""
+    return sum(-(-o.elements // ACCUM_ROW_SEGMENT) for o in _accumulator_stores(rec, accumulators))
 
 
 def access_excess(op) -> tuple[str, float] | None:
@@ -185,6 +198,7 @@ def count_op(rec: OpRecord, accumulators: frozenset = frozenset()) -> OpCounts:
     waste = accumulator_store_waste(rec, accumulators)
     if waste:
         oc.excess[("global", "sector_waste")] += waste
+    oc.store_requests = accumulator_store_requests(rec, accumulators)
     return oc
 
 

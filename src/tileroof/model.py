@@ -324,6 +324,18 @@ def gemm_fixed_cycles(dev: Device, n_gemm: int, warpgroups: int) -> float:
     return first + (n_gemm - 1) * (first if more is None else max(more, 0.0))
 
 
+def accumulator_store_time(nbytes: float, requests: float, dev: Device, per_sm_l2: float) -> float:
+    """One block's store of its gemm accumulators straight from the fragments (T.copy(C_local, C)):
+    its bytes at the SM's share of the L2 bandwidth, or, where the device measured it (timeline set
+    8), its L2 write requests one after another -- s x max(R - R0, 0), the first R0 queued for
+    free: 0.7 / 2.0 / 4.6 us for 64x128 / 128x128 / 128x256 fp16 tiles on the H200, whatever the K
+    and the waves, where their bytes at the L2 share take 0.2 / 0.5 / 0.9 us.  Staged through
+    shared memory the same tiles take 0.5-0.9 us (those copies are timed as bytes)."""
+    t_bytes = nbytes / per_sm_l2 if per_sm_l2 else 0.0
+    t_requests = dev.store_request_s * max(requests - dev.store_queue_requests, 0.0)
+    return max(t_bytes, t_requests)
+
+
 def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, mem=None, clock_hz=None):
     """Per-block times for a kernel whose main loop is T.Pipelined, or None.  clock_hz: the SM
     clock the kernel runs at (default: the sustained-matmul clock dev.tensor_clock_hz)."""
@@ -416,16 +428,23 @@ def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupan
     t_iter = max(t_compute, t_l2, t_latency)
     # work outside the loop (accumulator clear, epilogue stores) at one SM's share of the rates
     rest_tc = rest_other = rest_bytes = 0.0
+    store_bytes = store_requests = 0.0
     for rec, oc in zip(trace.ops, counts.ops):
         if rec.pipeline:
             continue
         t, o = _op_time_per_sm(oc, dev)
         rest_tc += t
         rest_other += o
-        rest_bytes += oc.bytes.get((GLOBAL, "write"), 0) + oc.bytes.get((GLOBAL, "read"), 0) \
+        nbytes = oc.bytes.get((GLOBAL, "write"), 0) + oc.bytes.get((GLOBAL, "read"), 0) \
             + oc.bytes.get((GLOBAL, "atomic"), 0) + oc.excess.get(("global", "sector_waste"), 0)
+        if oc.store_requests:
+            store_bytes += nbytes
+            store_requests += oc.store_requests
+        else:
+            rest_bytes += nbytes
     nblocks = max(trace.num_blocks, 1)
-    t_rest = share * ((rest_tc + rest_other) / nblocks + ((rest_bytes / nblocks) / per_sm_l2 if per_sm_l2 else 0.0))
+    t_rest = share * ((rest_tc + rest_other) / nblocks + ((rest_bytes / nblocks) / per_sm_l2 if per_sm_l2 else 0.0)
+                      + accumulator_store_time(store_bytes / nblocks, store_requests / nblocks, dev, per_sm_l2))
     # a block's fixed cost besides its iterations (start, first tile, exit): measured by
     # calibrate's block_stream where the profile has it, else one load latency
     prologue = dev.block_fixed_s or latency

@@ -290,10 +290,13 @@ def _gqa_counts(p) -> Expected:
 
 # ----------------------------------------------------------------------------- case builders
 def _mm_params(M, N, K, bm, bn, bk, stages, threads, in_dtype="float16", out_dtype="float16",
-               trans_B=False, swizzle=False):
-    return dict(M=M, N=N, K=K, block_M=bm, block_N=bn, block_K=bk, num_stages=stages,
-                threads=threads, in_dtype=in_dtype, out_dtype=out_dtype,
-                accum_dtype="float32", trans_B=trans_B, swizzle=swizzle)
+               trans_B=False, swizzle=False, c_shared=False):
+    p = dict(M=M, N=N, K=K, block_M=bm, block_N=bn, block_K=bk, num_stages=stages,
+             threads=threads, in_dtype=in_dtype, out_dtype=out_dtype,
+             accum_dtype="float32", trans_B=trans_B, swizzle=swizzle)
+    if c_shared:
+        p["c_shared"] = True
+    return p
 
 
 def _mm_case(name, p, rtol=1e-2, tags=(), note="", sweep=None):
@@ -842,9 +845,41 @@ def _conv_check_cases() -> list[Case]:
     ]
 
 
+# Written in session 7 after the accumulator-store law (timeline set 8: a fragment stored straight to
+# global memory costs the SM ~1.27 ns per L2 write request past the first ~450), predicted before they
+# ran: GEMMs of 5-300 us with either epilogue, and two short attention launches.
+def _epilogue_cases() -> list[Case]:
+    return [
+        _mm_case("gemm_nn_fp16_1024", _mm_params(1024, 1024, 1024, 128, 128, 32, 3, 128), tags=("short", "epilogue"),
+                 note="TileLang's quickstart GEMM: 64 blocks, 32 iterations"),
+        _mm_case("gemm_nn_fp16_2048_bn256", _mm_params(2048, 2048, 2048, 128, 256, 64, 3, 256), tags=("short", "epilogue"),
+                 note="128 blocks of 128x256, 32 iterations"),
+        _mm_case("gemm_nn_fp16_4096x4096x2048", _mm_params(4096, 4096, 2048, 128, 128, 64, 3, 128),
+                 tags=("short", "epilogue"), note="8 waves of 32 iterations"),
+        _mm_case("gemm_nn_bf16_8192x8192x512", _mm_params(8192, 8192, 512, 128, 256, 64, 3, 256, "bfloat16",
+                                                           "bfloat16", swizzle=True), rtol=2e-2,
+                 tags=("short", "epilogue"), note="16 waves of 8 iterations: the epilogue is a third of a block"),
+        _mm_case("gemm_nn_fp16_4096x4096x256_bm64", _mm_params(4096, 4096, 256, 64, 128, 64, 4, 128),
+                 tags=("short", "epilogue"), note="64x128 tiles, 4 iterations"),
+        _mm_case("gemm_nn_fp16_4096x4096x1024_cshared", _mm_params(4096, 4096, 1024, 128, 128, 64, 3, 128, c_shared=True),
+                 tags=("short", "epilogue"), note="the accumulator staged through shared memory"),
+        _mm_case("gemm_nn_fp16_4096x8192x1024_bn256_cshared",
+                 _mm_params(4096, 8192, 1024, 128, 256, 64, 3, 256, c_shared=True), tags=("short", "epilogue"),
+                 note="128x256 staged through shared memory"),
+        _mm_case("gemm_nt_fp16_2048x2048x8192", _mm_params(2048, 2048, 8192, 128, 128, 64, 4, 128, trans_B=True),
+                 tags=("epilogue",), note="one wave of 128 iterations"),
+        _fa_case("fa_fwd_fp16_b2_h16_s2048_d128", _fa_params(2, 16, 2048, 128, False, 128, 128, 2, 256),
+                 note="512 blocks, 16 key tiles each"),
+        _fa_case("fa_fwd_causal_bf16_b4_h8_s1024_d64", _fa_params(4, 8, 1024, 64, True, 128, 64, 2, 256,
+                                                                 dtype="bfloat16"), rtol=2e-2,
+                 note="causal, 256 blocks of 1-16 key tiles"),
+    ]
+
+
 def cases() -> list[Case]:
     return (_gemm_cases() + _attention_cases() + _rowwise_cases() + _other_cases() + _probe_cases()
-            + _size_cases() + _short_cases() + _stage_cases() + _conv_cases() + _conv_check_cases())
+            + _size_cases() + _short_cases() + _stage_cases() + _conv_cases() + _conv_check_cases()
+            + _epilogue_cases())
 
 
 # ----------------------------------------------------------------------------- sweeps

@@ -30,8 +30,9 @@ from ._util import cdiv, generator, nan_out, nbytes, randn, zeros
 @tilelang.jit
 def matmul(M, N, K, block_M=128, block_N=128, block_K=32, num_stages=3, threads=128,
            in_dtype="float16", out_dtype="float16", accum_dtype="float32",
-           trans_B=False, swizzle=False, panel_size=10):
-    """C[M, N] = A[M, K] @ B, with B stored (K, N) (NN) or (N, K) (NT, trans_B=True)."""
+           trans_B=False, swizzle=False, panel_size=10, c_shared=False):
+    """C[M, N] = A[M, K] @ B, with B stored (K, N) (NN) or (N, K) (NT, trans_B=True).  c_shared:
+    the accumulator goes to C through a shared-memory tile (else straight from the fragment)."""
     b_shape = (N, K) if trans_B else (K, N)
     b_tile = (block_N, block_K) if trans_B else (block_K, block_N)
 
@@ -45,6 +46,8 @@ def matmul(M, N, K, block_M=128, block_N=128, block_K=32, num_stages=3, threads=
             A_shared = T.alloc_shared((block_M, block_K), in_dtype)
             B_shared = T.alloc_shared(b_tile, in_dtype)
             C_local = T.alloc_fragment((block_M, block_N), accum_dtype)
+            if c_shared:
+                C_shared = T.alloc_shared((block_M, block_N), out_dtype)
             T.use_swizzle(panel_size=panel_size, enable=swizzle)
             T.clear(C_local)
             for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
@@ -54,7 +57,11 @@ def matmul(M, N, K, block_M=128, block_N=128, block_K=32, num_stages=3, threads=
                 else:
                     T.copy(B[k * block_K, bx * block_N], B_shared)
                 T.gemm(A_shared, B_shared, C_local, transpose_B=trans_B)
-            T.copy(C_local, C[by * block_M, bx * block_N])
+            if c_shared:
+                T.copy(C_local, C_shared)
+                T.copy(C_shared, C[by * block_M, bx * block_N])
+            else:
+                T.copy(C_local, C[by * block_M, bx * block_N])
 
     return main
 

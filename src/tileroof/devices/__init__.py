@@ -54,6 +54,8 @@ _SPECS = {
     "l2_atomic_throughput_gops": ("atomic_rate_contended", 1e9),
     "atomic_throughput_distinct_gops": ("atomic_rate", 1e9),
     "timing_flush_dirty_mb": ("flush_dirty_bytes", 1e6),
+    "accumulator_store_ns_per_request": ("store_request_s", 1e-9),
+    "accumulator_store_queue_requests": ("store_queue_requests", 1),
 }
 _TENSOR = {"tensor_tflops_fp16": "fp16", "tensor_tflops_bf16": "bf16", "tensor_tflops_fp8": "fp8",
            "tensor_tflops_tf32": "tf32", "tensor_tops_int8": "int8", "tensor_tflops_fp4": "fp4"}
@@ -126,6 +128,8 @@ class Device:
     atomic_rate_contended: float = 0.0    # atomics/s onto a small table that lives in L2 (histogram)
     flush_dirty_bytes: float = 0.0        # L2 lines the timing harness's flush (zero_) leaves dirty
     flush_writeback_cost: tuple = ()      # ((read share of a kernel's DRAM bytes, seconds per byte written back), ...)
+    store_request_s: float = 0.0          # an SM's time per L2 write request of an accumulator stored from its fragment
+    store_queue_requests: float = 0.0     # ... of which a block's first this many cost it nothing (queued)
     sources: dict = field(default_factory=dict)       # field -> citation
     calibrated: dict = field(default_factory=dict)    # field -> {"value", "method", ...} from a profile
     fitted: dict = field(default_factory=dict)        # time-model constants fitted on recorded kernels

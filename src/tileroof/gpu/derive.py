@@ -178,6 +178,42 @@ def pace_entries(docs: list, where: str) -> dict:
     return out
 
 
+def times_epilogue(doc: dict) -> bool:
+    """Whether a timeline run timed the epilogue (set 8), which feeds epilogue_entries; the other
+    sets feed pace_entries."""
+    return any("epilogue_ns_median" in r for r in doc.get("results", []))
+
+
+def epilogue_entries(docs: list, where: str) -> dict:
+    """accumulator_store_ns_per_request and accumulator_store_queue_requests from timeline runs that
+    timed the epilogue (set 8: the GPU timer after the main loop and after the store): a block
+    storing its accumulator straight from the fragment (T.copy(C_local, C)) spends, after its loop,
+    s x max(R - R0, 0) with R its L2 write requests (one per row segment of
+    counts.ACCUM_ROW_SEGMENT elements): least squares of the per-config median epilogue on R,
+    slope s, R0 where the line crosses zero (requests a block queues for free)."""
+    from ..counts import ACCUM_ROW_SEGMENT
+    pts = [(r["params"]["block_M"] * r["params"]["block_N"] / ACCUM_ROW_SEGMENT, r["epilogue_ns_median"])
+           for d in docs for r in d.get("results", [])
+           if r.get("epilogue_ns_median") is not None and r["params"].get("epilogue", "direct") == "direct"]
+    if len({x for x, _ in pts}) < 2:
+        return {}
+    n = len(pts)
+    mx, my = sum(x for x, _ in pts) / n, sum(y for _, y in pts) / n
+    slope = sum((x - mx) * (y - my) for x, y in pts) / sum((x - mx) ** 2 for x, _ in pts)
+    queue = max(mx - my / slope, 0.0)
+    by_r = {}
+    for x, y in pts:
+        by_r.setdefault(int(x), []).append(y)
+    seen = "; ".join(f"{r} requests: {statistics.median(v):.0f} ns" for r, v in sorted(by_r.items()))
+    method = ("tileroof.gpu.timeline set 8: the corpus GEMM storing its fp16 accumulator straight from the fragment, "
+              "GPU timer after the main loop and after the store (thread 0); median per config over its blocks, "
+              f"{n} configs (5 tiles, one and many waves, K 256 and 2048: {seen}); least squares of the epilogue on "
+              f"the block's L2 write requests (one per {ACCUM_ROW_SEGMENT}-element row segment) [{where}]")
+    return {"accumulator_store_ns_per_request": {"value": round(slope, 4), "unit": "ns", "method": method},
+            "accumulator_store_queue_requests": {"value": round(queue, 1), "unit": "requests",
+                                                 "method": method + "; the requests where the line crosses zero"}}
+
+
 EXPOSED_AT = 1.1     # a two-warpgroup point counts as exposed when it takes over 1.1x its math
 
 
