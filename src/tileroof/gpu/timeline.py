@@ -81,6 +81,70 @@ CONFIGS_8 = tuple((M, N, K, bm, bn, 64, st, t, False, ep)
                   for ep in ("direct", "shared"))
 
 
+# ninth run (session 7): where a flash-attention block's time goes (prologue: the Q tile and the
+# fills; the key-tile loop; the epilogue) and the gap to the SM's next block, one and many waves
+CONFIGS_9 = tuple(dict(batch=b, heads=h, seq_len=s, dim=d, block_M=bm, block_N=bn, num_stages=st, threads=t)
+                  for bm, bn, st, t in ((128, 128, 2, 256), (128, 64, 2, 256), (64, 128, 2, 128))
+                  for b, h, s, d in ((1, 16, 1024, 128), (4, 32, 2048, 128), (8, 16, 4096, 64)))
+
+
+def attention_run(out: Path, runs: int) -> int:
+    """Timeline set 9: timed_attention's per-block timers for CONFIGS_9, with the same summaries."""
+    import torch
+
+    from .provenance import base_provenance, write_record
+    from .timing import flush_buffer
+    from .tl_kernels import timed_attention
+    prov = base_provenance("timeline", touch_gpu=True)
+    t0 = time.time()
+    params = [dict(p) for p in CONFIGS_9]
+    kernels = timed_attention.par_compile(params, num_workers=16, ignore_error=True)
+    flush = flush_buffer()
+    results = []
+    for p, k in zip(params, kernels):
+        if k is None:
+            results.append({"params": p, "error": "did not compile"})
+            continue
+        shape = (p["batch"], p["heads"], p["seq_len"], p["dim"])
+        q, kk, v = (torch.randn(shape, dtype=torch.float16, device="cuda") for _ in range(3))
+        o = torch.empty(shape, dtype=torch.float16, device="cuda")
+        gx = -(-p["seq_len"] // p["block_M"])
+        times = torch.zeros((p["batch"] * p["heads"] * gx, 5), dtype=torch.int64, device="cuda")
+        k(q, kk, v, o, times)
+        for _ in range(runs):
+            flush.zero_()
+            torch.cuda.synchronize()
+            k(q, kk, v, o, times)
+            torch.cuda.synchronize()
+        ref = torch.nn.functional.scaled_dot_product_attention(q[:1, :2].float(), kk[:1, :2].float(), v[:1, :2].float())
+        ok = bool(torch.allclose(o[:1, :2].float(), ref, rtol=2e-2, atol=2e-2))
+        t = times.cpu()
+        base = int(t[:, 0].min())
+        cols = [[int(x) - base for x in t[:, c]] for c in range(4)]
+        smid = [int(x) for x in t[:, 4]]
+        med = lambda xs: sorted(xs)[len(xs) // 2]
+        parts = {"prologue_ns_median": med([b - a for a, b in zip(cols[0], cols[1])]),
+                 "loop_ns_median": med([b - a for a, b in zip(cols[1], cols[2])]),
+                 "epilogue_ns_median": med([b - a for a, b in zip(cols[2], cols[3])]),
+                 "block_ns_median": med([b - a for a, b in zip(cols[0], cols[3])])}
+        by_sm: dict = {}
+        for s_, e_, sm_ in zip(cols[0], cols[3], smid):
+            by_sm.setdefault(sm_, []).append((s_, e_))
+        gaps = [b[0] - a[1] for v_ in by_sm.values() for a, b in zip(sorted(v_), sorted(v_)[1:])]
+        parts["gap_ns_median"] = med(gaps) if gaps else None
+        parts["kernel_ns"] = max(cols[3]) - min(cols[0])
+        results.append({"params": p, "correct_corner": ok, **parts, "start_ns": cols[0], "prologue_end_ns": cols[1],
+                        "loop_end_ns": cols[2], "end_ns": cols[3], "smid": smid})
+        print(f"attention {p}: block {parts['block_ns_median'] / 1e3:.2f} us = prologue {parts['prologue_ns_median'] / 1e3:.2f}"
+              f" + loop {parts['loop_ns_median'] / 1e3:.2f} + epilogue {parts['epilogue_ns_median'] / 1e3:.2f}; gap "
+              f"{(parts['gap_ns_median'] or 0) / 1e3:.2f}; kernel {parts['kernel_ns'] / 1e3:.1f} us{'' if ok else ' WRONG RESULT'}")
+        del q, kk, v, o, times
+    path = write_record(out, prov, t0, {"sm_count": torch.cuda.get_device_properties(0).multi_processor_count,
+                                        "results": results}, __doc__)
+    print(f"wrote {path}")
+    return 0
+
+
 def summarise(start, end, gx: int, slots: int) -> dict:
     n = len(start)
     dur = [e - s for s, e in zip(start, end)]
@@ -101,8 +165,10 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--set", type=int, default=1, choices=(1, 2, 3, 4, 5, 6, 7, 8), help="configuration set")
+    ap.add_argument("--set", type=int, default=1, choices=(1, 2, 3, 4, 5, 6, 7, 8, 9), help="configuration set")
     a = ap.parse_args(argv)
+    if a.set == 9:
+        return attention_run(a.out, a.runs)
     import torch
 
     from .provenance import base_provenance, write_record

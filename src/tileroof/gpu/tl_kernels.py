@@ -257,3 +257,74 @@ def attn_pipe(block_M, block_N, dim, num_stages, threads, iters, grid, n_tiles=1
                 Times[bx, 3] = T.call_extern("int64", "tr_clock")
 
     return main
+
+
+@tilelang.jit
+def timed_attention(batch, heads, seq_len, dim, block_M=128, block_N=128, num_stages=2, threads=256,
+                    dtype="float16"):
+    """The corpus flash-attention forward (corpus.attention.flash_attn_fwd, non-causal) that also
+    records, per block, thread 0's GPU timer at its start, after the Q tile and the fills, after the
+    main loop and after the epilogue, and its SM: Times[block, :] = (start, after prologue, after
+    loop, end, smid), block = (bz * heads + by) * gridDim.x + bx."""
+    scale = (1.0 / dim) ** 0.5 * 1.44269504
+    shape = (batch, heads, seq_len, dim)
+    accum = "float32"
+    gx = (seq_len + block_M - 1) // block_M
+
+    @T.prim_func
+    def main(Q: T.Tensor(shape, dtype), K: T.Tensor(shape, dtype), V: T.Tensor(shape, dtype),
+             Output: T.Tensor(shape, dtype), Times: T.Tensor((batch * heads * gx, 5), "int64")):
+        with T.Kernel(gx, heads, batch, threads=threads) as (bx, by, bz):
+            T.import_source(TIMER_SOURCE)
+            tx = T.get_thread_binding()
+            Q_shared = T.alloc_shared((block_M, dim), dtype)
+            K_shared = T.alloc_shared((block_N, dim), dtype)
+            V_shared = T.alloc_shared((block_N, dim), dtype)
+            O_shared = T.alloc_shared((block_M, dim), dtype)
+            acc_s = T.alloc_fragment((block_M, block_N), accum)
+            acc_s_cast = T.alloc_fragment((block_M, block_N), dtype)
+            acc_o = T.alloc_fragment((block_M, dim), accum)
+            scores_max = T.alloc_fragment((block_M,), accum)
+            scores_max_prev = T.alloc_fragment((block_M,), accum)
+            scores_scale = T.alloc_fragment((block_M,), accum)
+            scores_sum = T.alloc_fragment((block_M,), accum)
+            logsum = T.alloc_fragment((block_M,), accum)
+            row = (bz * heads + by) * gx + bx
+            if tx == 0:
+                Times[row, 0] = T.call_extern("int64", "tr_globaltimer")
+            T.copy(Q[bz, by, bx * block_M:(bx + 1) * block_M, :], Q_shared)
+            T.fill(acc_o, 0)
+            T.fill(logsum, 0)
+            T.fill(scores_max, -T.infinity(accum))
+            if tx == 0:
+                Times[row, 1] = T.call_extern("int64", "tr_globaltimer")
+            for k in T.Pipelined(T.ceildiv(seq_len, block_N), num_stages=num_stages):
+                T.copy(K[bz, by, k * block_N:(k + 1) * block_N, :], K_shared)
+                T.clear(acc_s)
+                T.gemm(Q_shared, K_shared, acc_s, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
+                T.copy(scores_max, scores_max_prev)
+                T.fill(scores_max, -T.infinity(accum))
+                T.reduce_max(acc_s, scores_max, dim=1, clear=False)
+                for i in T.Parallel(block_M):
+                    scores_scale[i] = T.exp2(scores_max_prev[i] * scale - scores_max[i] * scale)
+                for i, j in T.Parallel(block_M, block_N):
+                    acc_s[i, j] = T.exp2(acc_s[i, j] * scale - scores_max[i] * scale)
+                T.reduce_sum(acc_s, scores_sum, dim=1)
+                for i in T.Parallel(block_M):
+                    logsum[i] = logsum[i] * scores_scale[i] + scores_sum[i]
+                T.copy(acc_s, acc_s_cast)
+                for i, j in T.Parallel(block_M, dim):
+                    acc_o[i, j] *= scores_scale[i]
+                T.copy(V[bz, by, k * block_N:(k + 1) * block_N, :], V_shared)
+                T.gemm(acc_s_cast, V_shared, acc_o, policy=T.GemmWarpPolicy.FullRow)
+            if tx == 0:
+                Times[row, 2] = T.call_extern("int64", "tr_globaltimer")
+            for i, j in T.Parallel(block_M, dim):
+                acc_o[i, j] /= logsum[i]
+            T.copy(acc_o, O_shared)
+            T.copy(O_shared, Output[bz, by, bx * block_M:(bx + 1) * block_M, :])
+            if tx == 0:
+                Times[row, 3] = T.call_extern("int64", "tr_globaltimer")
+                Times[row, 4] = T.call_extern("int64", "tr_smid")
+
+    return main
