@@ -109,7 +109,7 @@ def attention_run(out: Path, runs: int) -> int:
         q, kk, v = (torch.randn(shape, dtype=torch.float16, device="cuda") for _ in range(3))
         o = torch.empty(shape, dtype=torch.float16, device="cuda")
         gx = -(-p["seq_len"] // p["block_M"])
-        times = torch.zeros((p["batch"] * p["heads"] * gx, 5), dtype=torch.int64, device="cuda")
+        times = torch.zeros((p["batch"] * p["heads"] * gx, 7), dtype=torch.int64, device="cuda")
         k(q, kk, v, o, times)
         for _ in range(runs):
             flush.zero_()
@@ -133,11 +133,15 @@ def attention_run(out: Path, runs: int) -> int:
         gaps = [b[0] - a[1] for v_ in by_sm.values() for a, b in zip(sorted(v_), sorted(v_)[1:])]
         parts["gap_ns_median"] = med(gaps) if gaps else None
         parts["kernel_ns"] = max(cols[3]) - min(cols[0])
+        clk = [(int(c1) - int(c0)) / (int(e) - int(s_)) * 1e9 for s_, e, c0, c1 in zip(t[:, 0], t[:, 3], t[:, 5], t[:, 6])
+               if int(e) > int(s_)]
+        parts["sm_clock_hz_median"] = med(clk) if clk else None
         results.append({"params": p, "correct_corner": ok, **parts, "start_ns": cols[0], "prologue_end_ns": cols[1],
                         "loop_end_ns": cols[2], "end_ns": cols[3], "smid": smid})
         print(f"attention {p}: block {parts['block_ns_median'] / 1e3:.2f} us = prologue {parts['prologue_ns_median'] / 1e3:.2f}"
               f" + loop {parts['loop_ns_median'] / 1e3:.2f} + epilogue {parts['epilogue_ns_median'] / 1e3:.2f}; gap "
-              f"{(parts['gap_ns_median'] or 0) / 1e3:.2f}; kernel {parts['kernel_ns'] / 1e3:.1f} us{'' if ok else ' WRONG RESULT'}")
+              f"{(parts['gap_ns_median'] or 0) / 1e3:.2f}; kernel {parts['kernel_ns'] / 1e3:.1f} us; SM clock "
+              f"{(parts['sm_clock_hz_median'] or 0) / 1e6:.0f} MHz{'' if ok else ' WRONG RESULT'}")
         del q, kk, v, o, times
     path = write_record(out, prov, t0, {"sm_count": torch.cuda.get_device_properties(0).multi_processor_count,
                                         "results": results}, __doc__)

@@ -273,7 +273,7 @@ def timed_attention(batch, heads, seq_len, dim, block_M=128, block_N=128, num_st
 
     @T.prim_func
     def main(Q: T.Tensor(shape, dtype), K: T.Tensor(shape, dtype), V: T.Tensor(shape, dtype),
-             Output: T.Tensor(shape, dtype), Times: T.Tensor((batch * heads * gx, 5), "int64")):
+             Output: T.Tensor(shape, dtype), Times: T.Tensor((batch * heads * gx, 7), "int64")):
         with T.Kernel(gx, heads, batch, threads=threads) as (bx, by, bz):
             T.import_source(TIMER_SOURCE)
             tx = T.get_thread_binding()
@@ -292,6 +292,7 @@ def timed_attention(batch, heads, seq_len, dim, block_M=128, block_N=128, num_st
             row = (bz * heads + by) * gx + bx
             if tx == 0:
                 Times[row, 0] = T.call_extern("int64", "tr_globaltimer")
+                Times[row, 5] = T.call_extern("int64", "tr_clock")
             T.copy(Q[bz, by, bx * block_M:(bx + 1) * block_M, :], Q_shared)
             T.fill(acc_o, 0)
             T.fill(logsum, 0)
@@ -326,5 +327,6 @@ def timed_attention(batch, heads, seq_len, dim, block_M=128, block_N=128, num_st
             if tx == 0:
                 Times[row, 3] = T.call_extern("int64", "tr_globaltimer")
                 Times[row, 4] = T.call_extern("int64", "tr_smid")
+                Times[row, 6] = T.call_extern("int64", "tr_clock")
 
     return main
