@@ -117,8 +117,8 @@ def main(argv=None) -> int:
         if res and res.get("raw"):
             tables.update(derive.reduce_entries(res, base, _where(path, run)))
     # timeline runs that timed the epilogue (set 8) give its store cost; the others the SMs' pace
-    epilogues = [(p, r) for p, r in timelines if derive.times_epilogue(r)]
-    paces = [(p, r) for p, r in timelines if not derive.times_epilogue(r)]
+    epilogues = [(p, r) for p, r in timelines if derive.timeline_kind(r) == "epilogue"]
+    paces = [(p, r) for p, r in timelines if derive.timeline_kind(r) == "pace"]
     for group, derive_entries in ((paces, derive.pace_entries), (epilogues, derive.epilogue_entries)):
         if group:
             where = ("runs " + ", ".join(p.name for p, _ in group) + f", {group[0][1]['provenance'].get('gpu')}, commits "

@@ -159,7 +159,7 @@ def test_drift_misses_solves_the_refetch_feedback():
 
 def test_pace_spreads_in_the_profile_come_from_the_recorded_timelines():
     docs = [json.loads(Path(f).read_text()) for f in sorted(glob.glob(str(RESULTS / "timeline-*.json")))]
-    docs = [d for d in docs if not derive.times_epilogue(d)]
+    docs = [d for d in docs if derive.timeline_kind(d) == "pace"]
     assert len(docs) >= 2
     entries = derive.pace_entries(docs, "test")
     dev = devices.load("h200")
@@ -169,7 +169,7 @@ def test_pace_spreads_in_the_profile_come_from_the_recorded_timelines():
 
 def test_accumulator_store_cost_in_the_profile_comes_from_the_recorded_epilogue_timeline():
     docs = [json.loads(Path(f).read_text()) for f in sorted(glob.glob(str(RESULTS / "timeline-*.json")))]
-    docs = [d for d in docs if derive.times_epilogue(d)]
+    docs = [d for d in docs if derive.timeline_kind(d) == "epilogue"]
     assert docs
     entries = derive.epilogue_entries(docs, "test")
     dev = devices.load("h200")

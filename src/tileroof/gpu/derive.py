@@ -178,10 +178,16 @@ def pace_entries(docs: list, where: str) -> dict:
     return out
 
 
-def times_epilogue(doc: dict) -> bool:
-    """Whether a timeline run timed the epilogue (set 8), which feeds epilogue_entries; the other
-    sets feed pace_entries."""
-    return any("epilogue_ns_median" in r for r in doc.get("results", []))
+def timeline_kind(doc: dict) -> str:
+    """What a timeline run measured: "attention" (set 9: flash-attention blocks' phases; recorded,
+    no profile entry), "epilogue" (set 8: the GEMM epilogue, which feeds epilogue_entries) or
+    "pace" (the other sets, which feed pace_entries)."""
+    results = doc.get("results", [])
+    if any("seq_len" in r.get("params", {}) for r in results):
+        return "attention"
+    if any("epilogue_ns_median" in r for r in results):
+        return "epilogue"
+    return "pace"
 
 
 def epilogue_entries(docs: list, where: str) -> dict:
