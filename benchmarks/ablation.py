@@ -59,10 +59,6 @@ def _without(*fields):
     return load
 
 
-def _serial(tensor, other, warpgroups):
-    return tensor + other
-
-
 def _whole_iteration(t_compute, t_tensor, gemms):
     return t_compute / gemms
 
@@ -138,13 +134,13 @@ def main() -> int:
     late = ["block_fixed_s", "accumulator_spill_factor", "wgmma_min_n", "loop_alu_factor", "reduce_latency_s",
             "l2_hit_curve", "dram_stream", "tensor_clock_hz", "l2_merge_group", "gemm_iteration_cycles"]
     base = [(memory, "dirty_at_end", lambda *a: 0.0), (counts, "accumulator_store_waste", lambda *a: 0),
-            (model, "consumer_compute", _serial), (model, "buffer_hold", _whole_iteration),
+            (model, "buffer_hold", _whole_iteration),
             (model, "occupancy", _launch_regs), no_spill]
     run("+ block pipeline (stages, latency, per-iteration cost)", base + [(devices, "load", _without(*late))] + s5)
     run("+ L2 write-back: writes still dirty in L2 at the end", base[1:] + [(devices, "load", _without(*late))] + s5)
     run("+ accumulator stores fill half sectors; measured per-block cost", base[2:] + [
         (devices, "load", _without(*late[1:]))] + s5)
-    run("+ warpgroups overlap ALU with gemm; buffer held by its own gemm", base[4:] + [
+    run("+ a single-stage buffer is held by its own gemm only (attention: K by S = QK^T, V by O += PV)", base[4:] + [
         (devices, "load", _without(*late[1:]))] + s5)
     run("+ consumer registers after setmaxnreg (240)", [no_spill, (devices, "load", _without(*late[1:]))] + s5)
     run("+ gemm accumulator larger than the registers: x4.64 (measured)", [no_spill, (devices, "load", _without(*late[2:]))] + s5)

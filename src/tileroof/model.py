@@ -6,8 +6,8 @@ Two levels:
 2. Block pipeline (kernels with a T.Pipelined main loop): a block runs its loop as
    fixed block cost + iterations × steady state + epilogue, where one iteration costs the slowest
    of its compute (tensor work with the narrow-wgmma and accumulator-spill factors, then the
-   CUDA-core and SFU work of the same warps at the loop ALU rate plus the row-reduction latency;
-   several consumer warpgroups overlap the two), its global→shared traffic at the SM's share of L2
+   CUDA-core and SFU work of the same warps at the loop ALU rate plus the row-reduction latency,
+   one after the other: consumer warpgroups run in phase), its global→shared traffic at the SM's share of L2
    bandwidth, and the load pipeline (L2-served tiles: the load latency over the stages in flight;
    DRAM-served tiles: the measured streaming pace for their size and depth).  Blocks are
    list-scheduled, in launch order, onto the resident slots (occupancy × SMs): waves, tails and
@@ -15,8 +15,8 @@ Two levels:
    calibrate) or a [fitted] value of the device profile.
 The estimate is the larger of the two levels plus the launch overhead; the bound names the
 resource that set it.  The tensor work runs at a power-limited SM clock (power_limited_clock:
-the measured rates hold at the sustained-matmul clock; less busy kernels, and the idle L2 flush
-between do_bench launches, let the clock rise), solved with the time as a fixed point.  Gemm
+the measured rates hold at the sustained-matmul clock; kernels whose tensor cores are less busy,
+and the idle L2 flush between do_bench launches, let the clock rise), solved with the time as a fixed point.  Gemm
 accumulators that do not fit the registers add their local-memory traffic (spill_memory).
 Pure functions, no I/O.
 """
@@ -187,13 +187,13 @@ def stream_time(table: tuple, tile_bytes: float, stages: int) -> float:
     return float(np.interp(tile_bytes, xs, ys))
 
 
-def consumer_compute(tensor: float, other: float, warpgroups: int) -> float:
-    """Compute time of the consumer warpgroups: with one, its gemm and its CUDA-core/SFU work run
-    one after the other; with several, they share the tensor cores and one's CUDA-core work runs
-    while another's gemm does, except the 1/n of it that waits on its own gemm (the 256-thread
-    flash-attention configs run 13-21 % faster than the serial sum)."""
-    if warpgroups > 1:
-        return max(tensor + other / warpgroups, other)
+def consumer_compute(tensor: float, other: float) -> float:
+    """Compute time of the consumer warpgroups per iteration: their gemms, then their CUDA-core and
+    SFU work, one after the other, however many warpgroups there are.  TileLang's consumer
+    warpgroups wait on the same tile barriers and so run in phase: both issue their gemm, then both
+    run their softmax on the SM's shared units (timeline set 9, run 57: the two-warpgroup
+    flash-attention iterations take 1.02-1.06x this serial sum at the clock they ran; a
+    one-warpgroup softmax hidden under the other's gemm would make them 0.7-0.8x of it)."""
     return tensor + other
 
 
@@ -396,12 +396,15 @@ def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupan
         t_math = math_cycles / total_iters / clock_hz
         fixed = gemm_fixed_cycles(dev, n_gemm, n_wg) / clock_hz
         t_tens = max(t_math, t_math / n_wg + fixed) if n_wg > 1 else t_math + fixed
-        t_compute = consumer_compute(t_tens, other / total_iters, n_wg) * spill * share
+        t_compute = consumer_compute(t_tens, other / total_iters) * spill * share
         t_tc_iter = t_tens * spill * share
     else:
-        t_compute = consumer_compute(tc / wg_eff, other, n_wg) * spill * share / total_iters
+        t_compute = consumer_compute(tc / wg_eff, other) * spill * share / total_iters
         t_tc_iter = (tc / wg_eff) * spill * share / total_iters
-    t_compute += c.get("iteration_overhead_s", 0.0)
+    if not (law and math_cycles):
+        # the fitted per-iteration overhead stands for what the gemm iteration law measured
+        # (gemm_pipe times whole TileLang iterations: barriers, TMA issue, wgmma waits)
+        t_compute += c.get("iteration_overhead_s", 0.0)
     # each row reduction (shuffles across the threads of a row, then a barrier) adds its latency to
     # the iteration's dependent chain (reduce_chain: ~36 ns on the H200, not hidden by more warps)
     t_compute += dev.reduce_latency_s * n_reduce / total_iters * share
@@ -506,7 +509,10 @@ def _clocked(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, ti
     pipe = block_pipeline(trace, counts, dev, occ, tile_mem)
     timed = _timed(trace, counts, dev, occ, pipe, mem, assumptions)
     clock = 1.0
-    busy = sum(v for k, v in timed[2].items() if k.startswith(("tensor ", "cuda ", "sfu")))
+    # the power that pulls the clock down is the tensor cores': CUDA-core and SFU work (attention's
+    # softmax) draws little (Nsight: two-warpgroup attention runs at 1700-1790 MHz, the sustained
+    # matmul at 1481)
+    busy = sum(v for k, v in timed[2].items() if k.startswith("tensor "))
     clocked = bool(dev.tensor_clock_hz) and any(k.startswith("tensor ") for k in timed[2])
     if clocked and dev.clock_hz > dev.tensor_clock_hz:
         for _ in range(6):
@@ -607,14 +613,15 @@ TIMING_FLUSH_BYTES = FLUSH_BYTES
 
 
 def power_limited_clock(busy_share: float, time_s: float, dev: Device) -> float:
-    """SM clock of a kernel whose compute (tensor at the measured rates, CUDA cores and SFU at
-    peak) takes `busy_share` of its `time_s`.  Dynamic power ~ activity x f^3 (voltage follows
+    """SM clock of a kernel whose tensor work (at the measured rates) takes `busy_share` of its
+    `time_s`.  Dynamic power ~ activity x f^3 (voltage follows
     frequency): the sustained matmul that measured the tensor rates (activity 1, no gaps) sits at
     the power limit at dev.tensor_clock_hz, so a kernel busy `busy_share` of its time and `duty` of
     the time between launches (the L2 flush, at DRAM bandwidth, and the launch overhead between)
     reaches the same power at tensor_clock x (busy_share x duty)^(-1/3), at most dev.clock_hz.
     Seen by Nsight Compute on the H200: 1490-1580 MHz for two-warpgroup GEMMs, 1740-1800 MHz for
-    one-warpgroup GEMMs and attention, 1940-1980 MHz without tensor work."""
+    one-warpgroup GEMMs and attention (two-warpgroup attention 1700-1790 too: its softmax half of
+    the time draws little), 1940-1980 MHz without tensor work."""
     gap = TIMING_FLUSH_BYTES / dev.dram_bw + dev.launch_s if dev.dram_bw else 0.0
     duty = time_s / (time_s + gap) if time_s > 0 else 1.0
     activity = min(max(busy_share * duty, 1e-6), 1.0)
