@@ -1020,6 +1020,13 @@ _FA_FIN_CONFIGS = [  # B=2 H=32 S=8192 D=64 bf16, causal: (block_M, block_N, sta
     (128, 64, 2, 256), (128, 32, 2, 256), (64, 256, 2, 128), (128, 256, 2, 256),
 ]
 
+# Session 7: written after the in-phase warpgroups and the tensor-only clock activity (timeline set
+# 9) to test them out of sample: two new attention shapes, predicted before they ran.
+_FA_S7_CONFIGS = [  # (block_M, block_N, stages, threads)
+    (128, 128, 2, 256), (128, 64, 2, 256), (128, 32, 2, 256), (128, 128, 1, 256),
+    (64, 64, 2, 128), (64, 128, 2, 128), (128, 64, 2, 128), (64, 256, 2, 128),
+]
+
 
 def _rowsum_case(name, p, sweep):
     M, N, bm, bn = p["M"], p["N"], p["block_M"], p["block_N"]
@@ -1111,6 +1118,9 @@ def sweeps():
                      "M=6144 N=12288 K=6144 bf16 NN, mostly unswizzled", **bf16),
         *_fa_sweep("faval", "fa_val_fp16", _FA_VAL_CONFIGS, 2, 24, 6144, 128, False, "B=2 H=24 S=6144 D=128 fp16"),
         *_fa_sweep("favald64", "fa_val_d64", _FA_VAL_CONFIGS, 1, 32, 8192, 64, False, "B=1 H=32 S=8192 D=64 fp16"),
+        *_fa_sweep("fas7", "fa_s7_fp16", _FA_S7_CONFIGS, 2, 24, 3072, 128, False, "B=2 H=24 S=3072 D=128 fp16"),
+        *_fa_sweep("fas7causal", "fa_s7_causal_d64", _FA_S7_CONFIGS, 4, 24, 4096, 64, True,
+                   "B=4 H=24 S=4096 D=64 bf16, causal", dtype="bfloat16", rtol=2e-2),
     ]
     names: dict = {}
     for c in out:                      # each sweep's configs, in the order written above
