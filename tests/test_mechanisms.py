@@ -598,3 +598,21 @@ def test_data_indexed_storages_are_listed():
         return main
     r = tileroof.analyze(lookup)
     assert "E" in r.trace.data_indexed and "Idx" not in r.trace.data_indexed
+
+
+def test_a_block_beyond_the_shared_memory_limit_is_flagged_and_ranked_last():
+    """Run 58: the 64x256 attention tile at head dim 128 (272 KiB of shared memory) failed to launch
+    on the H200 (227 KiB per block): the result says so, and rank puts it after every config that
+    launches."""
+    from tileroof.rank import rank_configs
+    case = CASES["sweep_fas7_bm64_bn256_s2_t128"]
+    r = tileroof.analyze(case.kernel, device="h200", **case.params)
+    assert r.launch_error and "shared memory" in r.launch_error
+    assert r.to_dict()["launch_error"] == r.launch_error
+    ok = CASES["sweep_fas7_bm128_bn128_s2_t256"]
+    assert tileroof.analyze(ok.kernel, device="h200", **ok.params).launch_error is None
+    base = {k: v for k, v in case.params.items() if k not in ("block_M", "block_N", "threads")}
+    ranked = rank_configs(case.kernel, base, [dict(block_M=64, block_N=256, threads=128),
+                                              dict(block_M=128, block_N=32, threads=256)], device="h200")
+    assert [x["config"]["block_N"] for x in ranked] == [32, 256]
+    assert ranked[1]["launch_error"]

@@ -111,6 +111,9 @@ def _rank(args):
         if r.get("error"):
             t.add_row(str(i), json.dumps(r["config"]), "-", r["error"][:60], "-")
             continue
+        if r.get("launch_error"):
+            t.add_row(str(i), json.dumps(r["config"]), "-", "does not launch: " + r["launch_error"][:60], "-")
+            continue
         t.add_row(str(i), json.dumps(r["config"]), f"{r['estimated_time'] * 1e3:.3f} ms", r["bound"],
                   f"{r['total_flops'] / r['estimated_time'] / 1e12:.1f}")
     Console().print(t)

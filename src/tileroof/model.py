@@ -57,6 +57,7 @@ class Occupancy:
     warp_specialized: bool = False
     consumer_warpgroups: int = 1
     consumer_regs_per_thread: int = 0    # registers a consumer thread has after setmaxnreg (WS)
+    launch_error: str | None = None      # why the launch cannot start on the device (None: it can)
 
     def as_dict(self):
         return self.__dict__.copy()
@@ -134,7 +135,19 @@ def occupancy(trace: KernelTrace, dev: Device) -> Occupancy:
     consumer_regs = regs
     if ws and dev.regs_per_sm:
         consumer_regs = min(CONSUMER_REGS, int((dev.regs_per_sm - PRODUCER_REGS * PRODUCER_THREADS) // threads) // 8 * 8)
-    return Occupancy(max(limits[limiter], 1), limiter, regs, smem, launched, ws, max(threads // 128, 1), consumer_regs)
+    return Occupancy(max(limits[limiter], 1), limiter, regs, smem, launched, ws, max(threads // 128, 1), consumer_regs,
+                     launch_error(smem, launched, dev))
+
+
+def launch_error(smem: int, threads: int, dev: Device) -> str | None:
+    """Why a block of `smem` bytes of shared memory and `threads` threads cannot launch on `dev`
+    (the runtime refuses: "Failed to set the allowed dynamic shared memory size"), or None."""
+    if dev.smem_per_block and smem > dev.smem_per_block:
+        return (f"needs {smem / 1024:.0f} KiB of shared memory per block, the {dev.name} allows "
+                f"{dev.smem_per_block / 1024:.0f} KiB: it cannot launch")
+    if dev.max_threads_per_block and threads > dev.max_threads_per_block:
+        return f"{threads} threads per block, the {dev.name} allows {dev.max_threads_per_block}: it cannot launch"
+    return None
 
 
 def _schedule(block_times: np.ndarray, order: np.ndarray, slots: int) -> float:

@@ -39,7 +39,10 @@ def rank_configs(kernel, base: dict, configs: list[dict], device=None) -> list[d
             continue
         out.append({"config": cfg, "estimated_time": r.estimated_time, "bound": r.bound,
                     "total_flops": r.total_flops, "dram_bytes": r.dram_bytes, "partial": r.partial,
+                    "launch_error": r.launch_error,
                     "loop_iterations": r.loop_iterations, "l2_slice_bytes": r.l2_slice_bytes})
-    out.sort(key=lambda x: order_key(x["estimated_time"], l2_slice_bytes=x.get("l2_slice_bytes", 0),
-                                     loop_iterations=x.get("loop_iterations", 0), dram_bytes=x.get("dram_bytes", 0)))
+    # configs that cannot launch (shared memory or threads beyond the device's per-block limit) go last
+    out.sort(key=lambda x: (bool(x.get("launch_error")),) + order_key(
+        x["estimated_time"], l2_slice_bytes=x.get("l2_slice_bytes", 0), loop_iterations=x.get("loop_iterations", 0),
+        dram_bytes=x.get("dram_bytes", 0)))
     return out

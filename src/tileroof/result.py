@@ -75,6 +75,12 @@ class Result:
         return bool(self.trace.unmodeled)
 
     @property
+    def launch_error(self) -> str | None:
+        """Why the kernel (or one of its launches) cannot start on the device, or None."""
+        parts = [p.timing.occupancy.launch_error for p in self.launches] or [self.timing.occupancy.launch_error]
+        return next((e for e in parts if e), None)
+
+    @property
     def bounded(self) -> list[str]:
         return list(self.trace.bounded)
 
@@ -132,6 +138,7 @@ class Result:
             "ops": ops,
             "unmodeled": self.unmodeled,
             "partial": self.partial,
+            "launch_error": self.launch_error,
             "bounded": self.bounded,
             "assumed": list(self.trace.assumed),
             "assumptions": list(t.assumptions),

@@ -67,6 +67,8 @@ def render(d: dict, console: Console | None = None) -> None:
     achieved = d["total_flops"] / d["estimated_time"] if d["estimated_time"] else 0
     console.print(f"estimated time [bold]{_time(d['estimated_time'])}[/], bound by [bold]{d['bound']}[/]; "
                   f"{_si(achieved, 'FLOP/s')}, {_si(d['dram_bytes'] / d['estimated_time'] if d['estimated_time'] else 0, 'B/s')} DRAM")
+    if d.get("launch_error"):
+        console.print(f"[bold red]does not launch: {d['launch_error']}[/]")
     if d["unmodeled"]:
         console.print("[yellow]partial estimate: ops not modelled[/]")
         for u in d["unmodeled"]:
