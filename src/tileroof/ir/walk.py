@@ -283,9 +283,11 @@ class Walker:
         found = []
 
         def visit(n):
-            if isinstance(n, tirx.SBlock) and "tl.launch_threads" in n.annotations:
+            if "tl.launch_threads" in n.annotations:
                 found.append([int(x) for x in n.annotations["tl.launch_threads"]])
-        tirx.stmt_functor.post_order_visit(body, visit)
+        # the blocks in post order, as post_order_visit would see them, without a Python call per
+        # node (ir_transform calls back on SBlocks only; the callback returns None: nothing changes)
+        tirx.stmt_functor.ir_transform(body, None, visit, ["tirx.SBlock"])
         if found:
             t = found[0] + [1, 1]
             self.threads = t[:3]
@@ -894,8 +896,7 @@ class Walker:
                 lin_lo, lin_hi = lo, lo + ext
                 block_start.append(lo)
             else:
-                r = affine.index_range(self.ev, st, ext)
-                lin_lo, lin_hi = r[0], r[1]
+                lin_lo, lin_hi = affine.index_range(lin, ext)
                 block_start.append(lin.base)
             if ranges is not None:
                 ranges.append((lin_lo, lin_hi))
@@ -937,11 +938,12 @@ class Walker:
         ranges = []
         try:
             for i in indices:
-                r = affine.index_range(self.ev, i, 1) if isinstance(i, tirx.PrimExpr) else (int(i), int(i) + 1, True)
+                r = (affine.index_range(affine.linearize(self.ev, i), 1) if isinstance(i, tirx.PrimExpr)
+                     else (int(i), int(i) + 1))
                 if r is None:
                     ranges = None
                     break
-                ranges.append((r[0], r[1]))
+                ranges.append(r)
         except DataDependent as exc:
             self.bounded.add(exc.name)
             self.data_indexed.add(info.storage)
