@@ -42,7 +42,9 @@ class LoopAxis:
 
     @property
     def max_extent(self) -> int:
-        return int(np.max(self.extent)) if np.size(self.extent) else 0
+        if not isinstance(self.extent, np.ndarray):
+            return int(self.extent)
+        return int(np.max(self.extent)) if self.extent.size else 0
 
     def values(self):
         n = max(self.max_extent, 0)
@@ -73,6 +75,8 @@ def align(*values):
 
 
 def _align(a, b):
+    if not isinstance(a, np.ndarray) and not isinstance(b, np.ndarray):
+        return a, b                  # two scalars: nothing to align
     return align(a, b)
 
 

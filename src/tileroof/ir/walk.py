@@ -93,7 +93,8 @@ def scope_of(buf) -> str:
 
 
 def _op_name(call) -> str:
-    return call.op.name if hasattr(call.op, "name") else str(call.op)
+    op = call.op
+    return op.name if hasattr(op, "name") else str(op)
 
 
 def _weight(m, value, loops: dict):
@@ -205,9 +206,9 @@ class Walker:
     # ---- multiplicity helpers -----------------------------------------------------------------
     def _per_block(self, m) -> np.ndarray:
         gx, gy, gz = self.grid
-        m = sum_loop_axes(m)
-        full = np.broadcast_to(expand(np.asarray(m, dtype=np.float64), GRID_AXES), (gz, gy, gx))
-        return np.rint(full).reshape(-1)
+        full = np.empty((gz, gy, gx))
+        full[...] = np.rint(expand(np.asarray(sum_loop_axes(m), dtype=np.float64), GRID_AXES))
+        return full.reshape(-1)
 
     def _unmodeled(self, name: str, m, reason: str) -> None:
         n = int(self._per_block(m).sum())
@@ -829,16 +830,16 @@ class Walker:
     def region(self, arg):
         """(BufferInfo, start exprs, extents) of a tl.region / BufferRegion / BufferLoad / Buffer."""
         if isinstance(arg, tirx.Call) and _op_name(arg) == "tl.region":
-            load = arg.args[0]
+            args = list(arg.args)
+            load = args[0]
             starts = list(load.indices)
-            buf = load.buffer
-            info = self._register(buf)
-            ext_exprs = list(arg.args[2:])
+            info = self._register(load.buffer)
+            ext_exprs = args[2:]
             # region extents cover the trailing dims; leading dims have extent 1
             dims = list(info.shape)[len(starts) - len(ext_exprs):]
             extents = [self._extent(e, d) for e, d in zip(ext_exprs, dims)]
             extents = [1] * (len(starts) - len(extents)) + extents
-            return info, starts, extents, int(arg.args[1].value)
+            return info, starts, extents, int(args[1].value)
         if isinstance(arg, tirx.BufferRegion):
             info = self._register(arg.buffer)
             return (info, [r.min for r in arg.region],
