@@ -223,23 +223,22 @@ def drift_misses(followers: list, working_set, slots: int, drift: float, capacit
     if drift <= 0 or not any(f is not None and f[0].size for f in followers):
         return out
     q = _DECILES
-    # each follower's median gap to its sharer, in block times: the same for every follower of one
-    # wave with the same gap in launches, so it is worked out (and the hit curve read) once per
-    # distinct (wave, gap) -- `inverse` maps them back to the followers
-    gaps = {}
-    for i, f in enumerate(followers):
-        if f is None or not f[0].size:
-            continue
-        wave, gap, _ = f
-        _, first, inverse = np.unique(wave * (int(gap.max()) + 1) + gap.astype(np.int64),
-                                      return_index=True, return_inverse=True)
-        gaps[i] = (gap[first] / slots * np.minimum(drift * (wave[first] + 0.5), 1.0), wave[first], inverse)
+    # each follower's median gap to its sharer, in block times
+    gaps = {i: f[1] / slots * np.minimum(drift * (f[0] + 0.5), 1.0)
+            for i, f in enumerate(followers) if f is not None and f[0].size}
     # no sharer can miss when even the longest distance (no re-fetches yet) is one the cache holds
     # whole (the feedback only starts from misses)
     sure_hit = hit_curve[0][0] if hit_curve else capacity
-    longest = max(float((g * working_set[w]).max()) for g, w, _ in gaps.values())
+    longest = max(float((g * working_set[followers[i][0]]).max()) for i, g in gaps.items())
     if longest * q[-1] <= sure_hit:
         return out
+    # the median gap is the same for every follower of one wave with the same gap in launches: the
+    # hit curve is read once per distinct (wave, gap), `inverse` maps them back to the followers
+    for i, g in gaps.items():
+        wave, gap, _ = followers[i]
+        _, first, inverse = np.unique(wave * (int(gap.max()) + 1) + gap.astype(np.int64),
+                                      return_index=True, return_inverse=True)
+        gaps[i] = (g[first], wave[first], inverse)
     extra = np.zeros_like(working_set)
     for _ in range(30):
         rate = working_set + extra                     # bytes L2 takes in per block time, by wave
@@ -262,8 +261,8 @@ def _followers(wave, key, pos, nbytes):
     block (in launch order) of the same wave also reads."""
     o = np.lexsort((pos, key, wave))
     w, k, p, b = wave[o], key[o], pos[o], nbytes[o]
-    f = np.r_[False, (w[1:] == w[:-1]) & (k[1:] == k[:-1])]
-    gap = (p - np.r_[p[:1], p[:-1]])[f].astype(np.float64)
+    f = np.concatenate(([False], (w[1:] == w[:-1]) & (k[1:] == k[:-1])))
+    gap = (p - np.concatenate((p[:1], p[:-1])))[f].astype(np.float64)
     return w[f], gap, b[f]
 
 
@@ -365,7 +364,7 @@ def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: in
         order_kw = np.lexsort((wave, key))
         key, wave, b = key[order_kw], wave[order_kw], b[order_kw]
         prev = np.full(key.size, -1)
-        same = np.r_[False, key[1:] == key[:-1]]
+        same = np.concatenate(([False], key[1:] == key[:-1]))
         prev[same] = wave[np.flatnonzero(same) - 1]
         uses.append((prev, wave, b))
     retouch = None

@@ -92,6 +92,12 @@ def scope_of(buf) -> str:
     return GLOBAL
 
 
+def _items(array) -> list:
+    """A TVM Array's elements as a list: slicing converts it in one pass, where iterating it calls
+    the FFI twice per element."""
+    return array[:]
+
+
 def _op_name(call) -> str:
     op = call.op
     return op.name if hasattr(op, "name") else str(op)
@@ -161,7 +167,7 @@ class Walker:
         by_name = {}
         for p in self.func.params:
             buf = self.func.buffer_map.get(p)
-            for e in ([] if buf is None else list(buf.shape)):
+            for e in ([] if buf is None else _items(buf.shape)):
                 if isinstance(e, tirx.Var):
                     by_name.setdefault(e.name, e)
             if buf is None and p.dtype.startswith(("int", "uint")):
@@ -196,7 +202,7 @@ class Walker:
             return info
         data = buf.data
         storage = self.storage.setdefault(data, buf.name)
-        info = BufferInfo(buf.name, scope_of(buf), str(buf.dtype), self._ints(buf.shape, f"shape of {buf.name}"),
+        info = BufferInfo(buf.name, scope_of(buf), str(buf.dtype), self._ints(_items(buf.shape), f"shape of {buf.name}"),
                           storage, is_param, stages)
         self.buffers[buf.name] = info
         if self._grid_depth == 0:
@@ -285,7 +291,7 @@ class Walker:
 
         def visit(n):
             if "tl.launch_threads" in n.annotations:
-                found.append([int(x) for x in n.annotations["tl.launch_threads"]])
+                found.append([int(x) for x in _items(n.annotations["tl.launch_threads"])])
         # the blocks in post order, as post_order_visit would see them, without a Python call per
         # node (ir_transform calls back on SBlocks only; the callback returns None: nothing changes)
         tirx.stmt_functor.ir_transform(body, None, visit, ["tirx.SBlock"])
@@ -315,14 +321,14 @@ class Walker:
         method(s, m)
 
     def visit_SeqStmt(self, s, m):
-        for st in s.seq:
+        for st in _items(s.seq):
             self.visit(st, m)
 
     def visit_SBlockRealize(self, s, m):
         self.visit(s.block, m)
 
     def visit_SBlock(self, s, m):
-        for b in s.alloc_buffers:
+        for b in _items(s.alloc_buffers):
             self._register(b)
         if s.init is not None:
             self.visit(s.init, m)
@@ -830,9 +836,9 @@ class Walker:
     def region(self, arg):
         """(BufferInfo, start exprs, extents) of a tl.region / BufferRegion / BufferLoad / Buffer."""
         if isinstance(arg, tirx.Call) and _op_name(arg) == "tl.region":
-            args = list(arg.args)
+            args = _items(arg.args)
             load = args[0]
-            starts = list(load.indices)
+            starts = _items(load.indices)
             info = self._register(load.buffer)
             ext_exprs = args[2:]
             # region extents cover the trailing dims; leading dims have extent 1
@@ -845,7 +851,8 @@ class Walker:
             return (info, [r.min for r in arg.region],
                     [self._extent(r.extent, d) for r, d in zip(arg.region, info.shape)], 3)
         if isinstance(arg, tirx.BufferLoad):
-            return self._register(arg.buffer), list(arg.indices), [1] * len(arg.indices), 1
+            starts = _items(arg.indices)
+            return self._register(arg.buffer), starts, [1] * len(starts), 1
         if isinstance(arg, tirx.Buffer):
             info = self._register(arg)
             return info, [0] * len(info.shape), list(info.shape), 3
