@@ -102,19 +102,15 @@ def _keys_per_block(op, grid_shape: tuple):
     """An integer id per block naming the tile of the buffer it reads (None when not tiled)."""
     if op.block_start is None:
         return None
-    nblocks = int(np.prod(grid_shape))
-    cols = []
+    key = None
     for v in op.block_start:
         if isinstance(v, np.ndarray):
-            v = np.asarray(v, dtype=np.int64)
-            cols.append(np.broadcast_to(v.reshape(v.shape + (1,) * (3 - v.ndim)), grid_shape).reshape(-1))
-    if not cols:
-        return np.zeros(nblocks, dtype=np.int64)
-    key = np.zeros(nblocks, dtype=np.int64)
-    for c in cols:
-        _, ids = np.unique(c, return_inverse=True)
-        key = key * (int(ids.max()) + 1) + ids.reshape(-1)
-    return key
+            # the ids of the coordinate's distinct values, spread over the grid (the coordinate
+            # holds only the grid axes it varies on)
+            _, ids = np.unique(np.asarray(v, dtype=np.int64), return_inverse=True)
+            ids = np.broadcast_to(ids.reshape(v.shape + (1,) * (3 - v.ndim)), grid_shape).reshape(-1)
+            key = ids if key is None else key * (int(ids.max()) + 1) + ids
+    return np.zeros(int(np.prod(grid_shape)), dtype=np.int64) if key is None else key
 
 
 def reuse_hit_share(distance, capacity: float, hit_curve: tuple = ()):
@@ -226,8 +222,7 @@ def drift_misses(followers: list, working_set, slots: int, drift: float, capacit
     out = [0.0] * len(followers)
     if drift <= 0 or not any(f is not None and f[0].size for f in followers):
         return out
-    # deciles of |normal| with median 1
-    q = np.sqrt(2.0) * _erfinv(np.arange(0.05, 1.0, 0.1)) / 0.6745
+    q = _DECILES
     # each follower's median gap to its sharer, in block times
     gaps = {i: f[1] / slots * np.minimum(drift * (f[0] + 0.5), 1.0)
             for i, f in enumerate(followers) if f is not None and f[0].size}
@@ -237,17 +232,25 @@ def drift_misses(followers: list, working_set, slots: int, drift: float, capacit
     longest = max(float((g * working_set[followers[i][0]]).max()) for i, g in gaps.items())
     if longest * q[-1] <= sure_hit:
         return out
+    # the median gap is the same for every follower of one wave with the same gap in launches: the
+    # hit curve is read once per distinct (wave, gap), `inverse` maps them back to the followers
+    for i, g in gaps.items():
+        wave, gap, _ = followers[i]
+        _, first, inverse = np.unique(wave * (int(gap.max()) + 1) + gap.astype(np.int64),
+                                      return_index=True, return_inverse=True)
+        gaps[i] = (g[first], wave[first], inverse)
     extra = np.zeros_like(working_set)
     for _ in range(30):
         rate = working_set + extra                     # bytes L2 takes in per block time, by wave
         new = np.zeros_like(working_set)
-        for i, g in gaps.items():
+        for i, (g, w, inverse) in gaps.items():
             wf, _, b = followers[i]
-            median = g * rate[wf]
+            median = g * rate[w]
             miss = 1.0 - reuse_hit_share(q[:, None] * median[None, :], capacity, hit_curve).mean(axis=0)
+            miss = miss[inverse]
             out[i] = float((b * miss).sum())
             np.add.at(new, wf, b * miss)
-        if np.allclose(new, extra, rtol=1e-3, atol=1.0):
+        if np.all(np.abs(new - extra) <= 1.0 + 1e-3 * np.abs(extra)):     # np.allclose(rtol=1e-3, atol=1)
             break
         extra = new
     return out
@@ -258,8 +261,8 @@ def _followers(wave, key, pos, nbytes):
     block (in launch order) of the same wave also reads."""
     o = np.lexsort((pos, key, wave))
     w, k, p, b = wave[o], key[o], pos[o], nbytes[o]
-    f = np.r_[False, (w[1:] == w[:-1]) & (k[1:] == k[:-1])]
-    gap = (p - np.r_[p[:1], p[:-1]])[f].astype(np.float64)
+    f = np.concatenate(([False], (w[1:] == w[:-1]) & (k[1:] == k[:-1])))
+    gap = (p - np.concatenate((p[:1], p[:-1])))[f].astype(np.float64)
     return w[f], gap, b[f]
 
 
@@ -278,6 +281,10 @@ def _erfinv(y):
               0.00943887047, 1.00167406, 2.83297682):
         pl = c + pl * wl
     return np.where(small, ps, pl) * y
+
+
+# deciles of |normal| with median 1 (drift_misses' spread of the sharers' gaps)
+_DECILES = np.sqrt(2.0) * _erfinv(np.arange(0.05, 1.0, 0.1)) / 0.6745
 
 
 def estimate(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: int = 1,
@@ -357,7 +364,7 @@ def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: in
         order_kw = np.lexsort((wave, key))
         key, wave, b = key[order_kw], wave[order_kw], b[order_kw]
         prev = np.full(key.size, -1)
-        same = np.r_[False, key[1:] == key[:-1]]
+        same = np.concatenate(([False], key[1:] == key[:-1]))
         prev[same] = wave[np.flatnonzero(same) - 1]
         uses.append((prev, wave, b))
     retouch = None

@@ -519,8 +519,9 @@ def _clocked(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, ti
     that runs with idle gaps between launches, draws less power and runs at a higher clock.  Only
     the tensor rates are re-scaled (the CUDA-core rates were measured at their own, unthrottled
     clock)."""
+    order = memory.launch_order(trace)          # the same at every clock
     pipe = block_pipeline(trace, counts, dev, occ, tile_mem)
-    timed = _timed(trace, counts, dev, occ, pipe, mem, assumptions)
+    timed = _timed(trace, counts, dev, occ, pipe, mem, assumptions, order)
     clock = 1.0
     # the power that pulls the clock down is the tensor cores': CUDA-core and SFU work (attention's
     # softmax) draws little (Nsight: two-warpgroup attention runs at 1700-1790 MHz, the sustained
@@ -535,7 +536,7 @@ def _clocked(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, ti
             clock = f / dev.tensor_clock_hz
             fast = replace(dev, tensor_peak={k: v * clock for k, v in dev.tensor_peak.items()})
             pipe = block_pipeline(trace, counts, fast, occ, tile_mem, clock_hz=f)
-            timed = _timed(trace, counts, fast, occ, pipe, mem, [])
+            timed = _timed(trace, counts, fast, occ, pipe, mem, [], order)
     return timed, clock, clocked
 
 
@@ -666,9 +667,9 @@ def dram_time(dram_read: float, dram_write: float, dev: Device) -> tuple[float, 
     return t, wb
 
 
-def _timed(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, pipe, mem, assumptions: list):
+def _timed(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, pipe, mem, assumptions: list, order):
     """Resource times, the block schedule and the bound of one launch: (time_s, bound, res,
-    imbalance, pipe_info)."""
+    imbalance, pipe_info).  order: the blocks' launch order (memory.launch_order)."""
     slots = occ.blocks_per_sm * dev.sm_count
     nblocks = max(trace.num_blocks, 1)
     res: dict[str, float] = {}
@@ -708,7 +709,6 @@ def _timed(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, pipe
         else:
             assumptions.append(f"{dev.name}: no measured atomic throughput, atomics not timed")
 
-    order = memory.launch_order(trace)
     if pipe is not None:
         block_times, pipe_info = pipe
         if pipe_info["register_spill_factor"] > 1.0:

@@ -128,48 +128,33 @@ def conjuncts(cond) -> list:
     return [cond]
 
 
-def index_range(ev, expr, extent: int):
-    """Per-block [lo, hi) an index sweeps over all its loop values (extent added), and whether
-    coverage inside a block is dense (no gaps wider than the tile)."""
-    lin = linearize(ev, expr)
+def index_range(lin: Linear | None, extent: int):
+    """Per-block [lo, hi) an index (linearize's form of it) sweeps over all its loop values (extent
+    added)."""
     if lin is None:
         return None
     lo, hi = lin.base, lin.base
-    dense = True
     for v, ax in lin.loops.items():
-        c = lin.coef[v]
-        span = c * (ax.max_extent - 1)
+        span = lin.coef[v] * (ax.max_extent - 1)
         lo, hi, span = align(lo, hi, span)
         lo = lo + np.minimum(span, 0)
         hi = hi + np.maximum(span, 0)
-        if np.any(np.abs(c) > extent):
-            dense = False
-    return lo, hi + extent, dense
+    return lo, hi + extent
 
 
 def union_length(lo, hi, dim: int) -> int:
     """Length of the union of intervals [lo_i, hi_i) clipped to [0, dim)."""
-    lo = np.clip(np.asarray(lo, dtype=np.int64).reshape(-1), 0, dim)
-    hi = np.clip(np.asarray(hi, dtype=np.int64).reshape(-1), 0, dim)
+    lo = np.asarray(lo, dtype=np.int64).reshape(-1)
+    hi = np.asarray(hi, dtype=np.int64).reshape(-1)
     if lo.size == 0:
         return 0
     if hi.size != lo.size:
         hi = np.broadcast_to(hi, lo.shape) if hi.size == 1 else hi
         lo = np.broadcast_to(lo, hi.shape) if lo.size == 1 else lo
-    order = np.argsort(lo, kind="stable")
+    lo = np.minimum(np.maximum(lo, 0), dim)
+    hi = np.maximum(np.minimum(hi, dim), lo)          # an empty interval becomes [lo, lo)
+    order = np.argsort(lo)
     lo, hi = lo[order], hi[order]
-    keep = hi > lo
-    lo, hi = lo[keep], hi[keep]
-    if lo.size == 0:
-        return 0
+    # in order of their starts, each interval adds what reaches past the ones before it
     run_hi = np.maximum.accumulate(hi)
-    new = np.empty(lo.size, dtype=bool)
-    new[0] = True
-    new[1:] = lo[1:] > run_hi[:-1]
-    starts = np.flatnonzero(new)
-    seg_lo = lo[starts]
-    seg_hi = np.maximum.reduceat(hi, starts)
-    # a segment's end is the running max up to its last member
-    ends = np.r_[starts[1:] - 1, lo.size - 1]
-    seg_hi = run_hi[ends]
-    return int((seg_hi - seg_lo).sum())
+    return int(run_hi[0] - lo[0] + (run_hi[1:] - np.maximum(lo[1:], run_hi[:-1])).sum())

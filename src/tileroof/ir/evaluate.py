@@ -42,7 +42,9 @@ class LoopAxis:
 
     @property
     def max_extent(self) -> int:
-        return int(np.max(self.extent)) if np.size(self.extent) else 0
+        if not isinstance(self.extent, np.ndarray):
+            return int(self.extent)
+        return int(np.max(self.extent)) if self.extent.size else 0
 
     def values(self):
         n = max(self.max_extent, 0)
@@ -73,6 +75,8 @@ def align(*values):
 
 
 def _align(a, b):
+    if not isinstance(a, np.ndarray) and not isinstance(b, np.ndarray):
+        return a, b                  # two scalars: nothing to align
     return align(a, b)
 
 
@@ -167,46 +171,60 @@ class Evaluator:
         return ev
 
     def __call__(self, e):
-        if isinstance(e, (int, float, bool)):
-            return e
-        if isinstance(e, tirx.IntImm):
-            return bool(e.value) if e.dtype == "bool" else int(e.value)
-        if isinstance(e, tirx.FloatImm):
-            return float(e.value)
-        if isinstance(e, tirx.Var):
-            return self._var(e)
-        op = _BINARY.get(type(e))
-        if op is not None:
-            a, b = _align(self(e.a), self(e.b))
-            return op(a, b)
-        if isinstance(e, tirx.Not):
-            v = self(e.a)
-            return np.logical_not(v) if isinstance(v, np.ndarray) else (not v)
-        if isinstance(e, tirx.Cast):
-            v = self(e.value)
-            if str(e.dtype).startswith(("int", "uint")):
-                return v.astype(np.int64) if isinstance(v, np.ndarray) else int(v)
-            return v
-        if isinstance(e, tirx.Select):
-            c, t, f = align(self(e.condition), self(e.true_value), self(e.false_value))
-            if isinstance(c, np.ndarray) or isinstance(t, np.ndarray) or isinstance(f, np.ndarray):
-                return np.where(c, t, f)
-            return t if c else f
-        if isinstance(e, tirx.Let):
-            return self.child({e.var: e.value})(e.body)
-        if isinstance(e, tirx.Call):
-            return self._call(e)
-        if isinstance(e, tirx.BufferLoad):
-            name = e.buffer.name
-            if name in self.assume:
-                self.assumed_used.add(name)
-                return self.assume[name]
-            key = local_key(e.buffer, e.indices)
-            if key is not None and key in self.locals:
-                return self.locals[key]
-            raise DataDependent(name)
-        if isinstance(e, (tirx.Ramp, tirx.Broadcast)):
-            return self(e.base if isinstance(e, tirx.Ramp) else e.value)
+        handler = _HANDLERS.get(type(e))
+        if handler is None:
+            handler = _HANDLERS[type(e)] = _handler(e)
+        return handler(self, e)
+
+    def _number(self, e):
+        return e
+
+    def _int_imm(self, e):
+        return bool(e.value) if e.dtype == "bool" else int(e.value)
+
+    def _float_imm(self, e):
+        return float(e.value)
+
+    def _binary(self, e):
+        a, b = _align(self(e.a), self(e.b))
+        return _BINARY[type(e)](a, b)
+
+    def _not(self, e):
+        v = self(e.a)
+        return np.logical_not(v) if isinstance(v, np.ndarray) else (not v)
+
+    def _cast(self, e):
+        v = self(e.value)
+        if str(e.dtype).startswith(("int", "uint")):
+            return v.astype(np.int64) if isinstance(v, np.ndarray) else int(v)
+        return v
+
+    def _select(self, e):
+        c, t, f = align(self(e.condition), self(e.true_value), self(e.false_value))
+        if isinstance(c, np.ndarray) or isinstance(t, np.ndarray) or isinstance(f, np.ndarray):
+            return np.where(c, t, f)
+        return t if c else f
+
+    def _let(self, e):
+        return self.child({e.var: e.value})(e.body)
+
+    def _buffer_load(self, e):
+        name = e.buffer.name
+        if name in self.assume:
+            self.assumed_used.add(name)
+            return self.assume[name]
+        key = local_key(e.buffer, e.indices)
+        if key is not None and key in self.locals:
+            return self.locals[key]
+        raise DataDependent(name)
+
+    def _ramp(self, e):
+        return self(e.base)
+
+    def _broadcast(self, e):
+        return self(e.value)
+
+    def _unknown(self, e):
         # an expression kind the walk cannot evaluate (Shuffle, Reduce, ...): unknown, like a run-time
         # value, so the condition or trip count that reads it is bounded and named
         raise DataDependent(f"{type(e).__name__} expression")
@@ -273,6 +291,31 @@ class Evaluator:
         if name in ("tirx.bitwise_and",):
             return self(e.args[0]) & self(e.args[1])
         raise DataDependent(name)
+
+
+def _handler(e):
+    """The Evaluator method for an expression of e's type (looked up once per type)."""
+    if isinstance(e, (int, float, bool)):
+        return Evaluator._number
+    if isinstance(e, tirx.IntImm):
+        return Evaluator._int_imm
+    if isinstance(e, tirx.FloatImm):
+        return Evaluator._float_imm
+    if isinstance(e, tirx.Var):
+        return Evaluator._var
+    if type(e) in _BINARY:
+        return Evaluator._binary
+    for kind, method in ((tirx.Not, Evaluator._not), (tirx.Cast, Evaluator._cast), (tirx.Select, Evaluator._select),
+                         (tirx.Let, Evaluator._let), (tirx.Call, Evaluator._call),
+                         (tirx.BufferLoad, Evaluator._buffer_load), (tirx.Ramp, Evaluator._ramp),
+                         (tirx.Broadcast, Evaluator._broadcast)):
+        if isinstance(e, kind):
+            return method
+    return Evaluator._unknown
+
+
+# expression type -> Evaluator method
+_HANDLERS: dict = {}
 
 
 # env key under which the walk keeps the launch's thread axes (x, y, z), for the thread-index intrinsics

@@ -92,8 +92,15 @@ def scope_of(buf) -> str:
     return GLOBAL
 
 
+def _items(array) -> list:
+    """A TVM Array's elements as a list: slicing converts it in one pass, where iterating it calls
+    the FFI twice per element."""
+    return array[:]
+
+
 def _op_name(call) -> str:
-    return call.op.name if hasattr(call.op, "name") else str(call.op)
+    op = call.op
+    return op.name if hasattr(op, "name") else str(op)
 
 
 def _weight(m, value, loops: dict):
@@ -160,7 +167,7 @@ class Walker:
         by_name = {}
         for p in self.func.params:
             buf = self.func.buffer_map.get(p)
-            for e in ([] if buf is None else list(buf.shape)):
+            for e in ([] if buf is None else _items(buf.shape)):
                 if isinstance(e, tirx.Var):
                     by_name.setdefault(e.name, e)
             if buf is None and p.dtype.startswith(("int", "uint")):
@@ -195,7 +202,7 @@ class Walker:
             return info
         data = buf.data
         storage = self.storage.setdefault(data, buf.name)
-        info = BufferInfo(buf.name, scope_of(buf), str(buf.dtype), self._ints(buf.shape, f"shape of {buf.name}"),
+        info = BufferInfo(buf.name, scope_of(buf), str(buf.dtype), self._ints(_items(buf.shape), f"shape of {buf.name}"),
                           storage, is_param, stages)
         self.buffers[buf.name] = info
         if self._grid_depth == 0:
@@ -205,9 +212,9 @@ class Walker:
     # ---- multiplicity helpers -----------------------------------------------------------------
     def _per_block(self, m) -> np.ndarray:
         gx, gy, gz = self.grid
-        m = sum_loop_axes(m)
-        full = np.broadcast_to(expand(np.asarray(m, dtype=np.float64), GRID_AXES), (gz, gy, gx))
-        return np.rint(full).reshape(-1)
+        full = np.empty((gz, gy, gx))
+        full[...] = np.rint(expand(np.asarray(sum_loop_axes(m), dtype=np.float64), GRID_AXES))
+        return full.reshape(-1)
 
     def _unmodeled(self, name: str, m, reason: str) -> None:
         n = int(self._per_block(m).sum())
@@ -283,9 +290,11 @@ class Walker:
         found = []
 
         def visit(n):
-            if isinstance(n, tirx.SBlock) and "tl.launch_threads" in n.annotations:
-                found.append([int(x) for x in n.annotations["tl.launch_threads"]])
-        tirx.stmt_functor.post_order_visit(body, visit)
+            if "tl.launch_threads" in n.annotations:
+                found.append([int(x) for x in _items(n.annotations["tl.launch_threads"])])
+        # the blocks in post order, as post_order_visit would see them, without a Python call per
+        # node (ir_transform calls back on SBlocks only; the callback returns None: nothing changes)
+        tirx.stmt_functor.ir_transform(body, None, visit, ["tirx.SBlock"])
         if found:
             t = found[0] + [1, 1]
             self.threads = t[:3]
@@ -312,14 +321,14 @@ class Walker:
         method(s, m)
 
     def visit_SeqStmt(self, s, m):
-        for st in s.seq:
+        for st in _items(s.seq):
             self.visit(st, m)
 
     def visit_SBlockRealize(self, s, m):
         self.visit(s.block, m)
 
     def visit_SBlock(self, s, m):
-        for b in s.alloc_buffers:
+        for b in _items(s.alloc_buffers):
             self._register(b)
         if s.init is not None:
             self.visit(s.init, m)
@@ -827,22 +836,23 @@ class Walker:
     def region(self, arg):
         """(BufferInfo, start exprs, extents) of a tl.region / BufferRegion / BufferLoad / Buffer."""
         if isinstance(arg, tirx.Call) and _op_name(arg) == "tl.region":
-            load = arg.args[0]
-            starts = list(load.indices)
-            buf = load.buffer
-            info = self._register(buf)
-            ext_exprs = list(arg.args[2:])
+            args = _items(arg.args)
+            load = args[0]
+            starts = _items(load.indices)
+            info = self._register(load.buffer)
+            ext_exprs = args[2:]
             # region extents cover the trailing dims; leading dims have extent 1
             dims = list(info.shape)[len(starts) - len(ext_exprs):]
             extents = [self._extent(e, d) for e, d in zip(ext_exprs, dims)]
             extents = [1] * (len(starts) - len(extents)) + extents
-            return info, starts, extents, int(arg.args[1].value)
+            return info, starts, extents, int(args[1].value)
         if isinstance(arg, tirx.BufferRegion):
             info = self._register(arg.buffer)
             return (info, [r.min for r in arg.region],
                     [self._extent(r.extent, d) for r, d in zip(arg.region, info.shape)], 3)
         if isinstance(arg, tirx.BufferLoad):
-            return self._register(arg.buffer), list(arg.indices), [1] * len(arg.indices), 1
+            starts = _items(arg.indices)
+            return self._register(arg.buffer), starts, [1] * len(starts), 1
         if isinstance(arg, tirx.Buffer):
             info = self._register(arg)
             return info, [0] * len(info.shape), list(info.shape), 3
@@ -894,8 +904,7 @@ class Walker:
                 lin_lo, lin_hi = lo, lo + ext
                 block_start.append(lo)
             else:
-                r = affine.index_range(self.ev, st, ext)
-                lin_lo, lin_hi = r[0], r[1]
+                lin_lo, lin_hi = affine.index_range(lin, ext)
                 block_start.append(lin.base)
             if ranges is not None:
                 ranges.append((lin_lo, lin_hi))
@@ -937,11 +946,12 @@ class Walker:
         ranges = []
         try:
             for i in indices:
-                r = affine.index_range(self.ev, i, 1) if isinstance(i, tirx.PrimExpr) else (int(i), int(i) + 1, True)
+                r = (affine.index_range(affine.linearize(self.ev, i), 1) if isinstance(i, tirx.PrimExpr)
+                     else (int(i), int(i) + 1))
                 if r is None:
                     ranges = None
                     break
-                ranges.append((r[0], r[1]))
+                ranges.append(r)
         except DataDependent as exc:
             self.bounded.add(exc.name)
             self.data_indexed.add(info.storage)
