@@ -876,10 +876,29 @@ def _epilogue_cases() -> list[Case]:
     ]
 
 
+# Session 7, after runs 55-58: does the store law (measured on fp16 C) hold for fp32 C, whose row
+# segments fill whole sectors?  Predicted before they ran.
+def _fp32_store_cases() -> list[Case]:
+    return [
+        _mm_case("gemm_nn_fp16_fp32out_4096x4096x512", _mm_params(4096, 4096, 512, 128, 128, 64, 3, 128,
+                                                                  out_dtype="float32"), tags=("short", "epilogue"),
+                 note="fp32 C straight from the fragment: 2048 full-sector requests a block"),
+        _mm_case("gemm_nn_bf16_fp32out_8192x8192x512_bn256", _mm_params(8192, 8192, 512, 128, 256, 64, 3, 256,
+                                                                        "bfloat16", "float32", swizzle=True),
+                 rtol=2e-2, tags=("short", "epilogue"), note="128x256 fp32 C: 4096 requests a block"),
+        _mm_case("gemm_nn_fp16_fp32out_2048x8192x1024_bm64", _mm_params(2048, 8192, 1024, 64, 128, 64, 4, 128,
+                                                                        out_dtype="float32"),
+                 tags=("short", "epilogue"), note="64x128 fp32 C"),
+        _mm_case("gemm_nn_fp16_fp32out_4096x4096x1024_cshared",
+                 _mm_params(4096, 4096, 1024, 128, 128, 64, 3, 128, out_dtype="float32", c_shared=True),
+                 tags=("short", "epilogue"), note="fp32 C staged through shared memory"),
+    ]
+
+
 def cases() -> list[Case]:
     return (_gemm_cases() + _attention_cases() + _rowwise_cases() + _other_cases() + _probe_cases()
             + _size_cases() + _short_cases() + _stage_cases() + _conv_cases() + _conv_check_cases()
-            + _epilogue_cases())
+            + _epilogue_cases() + _fp32_store_cases())
 
 
 # ----------------------------------------------------------------------------- sweeps
