@@ -84,6 +84,13 @@ def _untiled_upper_bound(issued, unique, data_indexed, *a, **k):
 
 
 ORIG_UNTILED = memory.untiled_read
+ORIG_STORE = model.accumulator_store_time
+
+
+def store_bytes_only(nbytes, requests, dev, per_sm_l2):
+    """Accumulator stores timed as their bytes at the SM's L2 share (no per-request law: before
+    session 7)."""
+    return ORIG_STORE(nbytes, requests, replace(dev, store_request_s=0.0), per_sm_l2)
 ORIG_FIXED = model.gemm_fixed_cycles
 ORIG_SHARE = model.spilled_share
 ORIG_LOCAL_SPILL = memory.local_spill
@@ -114,7 +121,7 @@ def main() -> int:
     # accumulator store by its L2 write requests (off: its bytes at the SM's L2 share)
     no_flush = [(memory, "flush_writeback", lambda *a: 0.0), (model, "timing_floor", lambda dev: dev.launch_s),
                 (memory, "untiled_read", _untiled_upper_bound),
-                (model, "accumulator_store_time", lambda nbytes, requests, dev, bw: nbytes / bw if bw else 0.0)]
+                (model, "accumulator_store_time", store_bytes_only)]
     s5 = [no_drift, summed, per_gemm] + no_flush + whole
     no_pipe = (model, "block_pipeline", lambda *a, **k: None)
     no_spill = (model, "spill_memory", lambda trace, counts_, dev, occ, mem: mem)

@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 import tileroof
-from ablation import patched      # benchmarks/ablation.py: one function swapped for a with-block
+from ablation import patched, store_bytes_only   # benchmarks/ablation.py: a function swapped for a with-block
 from tileroof.corpus import CASES
 
 
@@ -30,8 +30,7 @@ def _without_timing_floor():
 def _without_store_requests():
     """Accumulator stores timed as bytes at the SM's L2 share only (no per-request law)."""
     from tileroof import model
-    return patched(model, "accumulator_store_time", lambda nbytes, requests, dev, per_sm_l2:
-                   nbytes / per_sm_l2 if per_sm_l2 else 0.0)
+    return patched(model, "accumulator_store_time", store_bytes_only)
 
 
 def check(path: str) -> int:

@@ -515,7 +515,7 @@ def prefetch_iteration(pipe_info: dict) -> float:
 def _clocked(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, tile_mem, mem, assumptions: list):
     """(timed, clock ratio, clocked) of one memory state: the block pipeline and the launch's
     resources at the power-limited SM clock.  The measured tensor rates hold at the clock of
-    sustained matmuls (dev.tensor_clock_hz); a kernel that keeps its compute units less busy, or
+    sustained matmuls (dev.tensor_clock_hz); a kernel that keeps its tensor cores less busy, or
     that runs with idle gaps between launches, draws less power and runs at a higher clock.  Only
     the tensor rates are re-scaled (the CUDA-core rates were measured at their own, unthrottled
     clock)."""

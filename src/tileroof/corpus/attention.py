@@ -17,11 +17,54 @@ from ._util import cdiv, generator, nan_out, randn
 LOG2E = 1.44269504
 
 
+def key_tile_step(block_M, block_N, dim, scale, is_causal, accum_dtype):
+    """One iteration of flash_attn_fwd's key loop as a T.macro (tileroof.gpu.tl_kernels.timed_attention
+    runs the same one): the K tile, S = Q K^T (masked when causal), the online-softmax update, O
+    rescaled, the V tile, O += P V."""
+
+    @T.macro
+    def step(K, V, bx, by, bz, k, Q_shared, K_shared, V_shared, acc_s, acc_s_cast, acc_o,
+             scores_max, scores_max_prev, scores_scale, scores_sum, logsum):
+        T.copy(K[bz, by, k * block_N:(k + 1) * block_N, :], K_shared)
+        if is_causal:
+            for i, j in T.Parallel(block_M, block_N):
+                acc_s[i, j] = T.if_then_else(bx * block_M + i >= k * block_N + j, 0,
+                                             -T.infinity(accum_dtype))
+        else:
+            T.clear(acc_s)
+        T.gemm(Q_shared, K_shared, acc_s, transpose_B=True,
+               policy=T.GemmWarpPolicy.FullRow)
+        # online softmax
+        T.copy(scores_max, scores_max_prev)
+        T.fill(scores_max, -T.infinity(accum_dtype))
+        T.reduce_max(acc_s, scores_max, dim=1, clear=False)
+        if is_causal:
+            # with block_N < block_M a key tile can mask a whole row: keep the running max
+            # (-inf - -inf would be NaN).  Measured run 2 lacked this and those configs failed.
+            for i in T.Parallel(block_M):
+                scores_max[i] = T.max(scores_max[i], scores_max_prev[i])
+        for i in T.Parallel(block_M):
+            scores_scale[i] = T.exp2(scores_max_prev[i] * scale - scores_max[i] * scale)
+        for i, j in T.Parallel(block_M, block_N):
+            acc_s[i, j] = T.exp2(acc_s[i, j] * scale - scores_max[i] * scale)
+        T.reduce_sum(acc_s, scores_sum, dim=1)
+        for i in T.Parallel(block_M):
+            logsum[i] = logsum[i] * scores_scale[i] + scores_sum[i]
+        T.copy(acc_s, acc_s_cast)
+        for i, j in T.Parallel(block_M, dim):
+            acc_o[i, j] *= scores_scale[i]
+        T.copy(V[bz, by, k * block_N:(k + 1) * block_N, :], V_shared)
+        T.gemm(acc_s_cast, V_shared, acc_o, policy=T.GemmWarpPolicy.FullRow)
+
+    return step
+
+
 @tilelang.jit
 def flash_attn_fwd(batch, heads, seq_len, dim, is_causal=False, block_M=128, block_N=128,
                    num_stages=2, threads=256, dtype="float16", accum_dtype="float32"):
     scale = (1.0 / dim) ** 0.5 * LOG2E  # softmax in base 2: exp(x/sqrt(d)) = exp2(x*scale)
     shape = (batch, heads, seq_len, dim)
+    key_tile = key_tile_step(block_M, block_N, dim, scale, is_causal, accum_dtype)
 
     @T.prim_func
     def main(
@@ -54,36 +97,8 @@ def flash_attn_fwd(batch, heads, seq_len, dim, is_causal=False, block_M=128, blo
                           if is_causal else T.ceildiv(seq_len, block_N))
 
             for k in T.Pipelined(loop_range, num_stages=num_stages):
-                T.copy(K[bz, by, k * block_N:(k + 1) * block_N, :], K_shared)
-                if is_causal:
-                    for i, j in T.Parallel(block_M, block_N):
-                        acc_s[i, j] = T.if_then_else(bx * block_M + i >= k * block_N + j, 0,
-                                                     -T.infinity(accum_dtype))
-                else:
-                    T.clear(acc_s)
-                T.gemm(Q_shared, K_shared, acc_s, transpose_B=True,
-                       policy=T.GemmWarpPolicy.FullRow)
-                # online softmax
-                T.copy(scores_max, scores_max_prev)
-                T.fill(scores_max, -T.infinity(accum_dtype))
-                T.reduce_max(acc_s, scores_max, dim=1, clear=False)
-                if is_causal:
-                    # with block_N < block_M a key tile can mask a whole row: keep the running max
-                    # (-inf - -inf would be NaN).  Measured run 2 lacked this and those configs failed.
-                    for i in T.Parallel(block_M):
-                        scores_max[i] = T.max(scores_max[i], scores_max_prev[i])
-                for i in T.Parallel(block_M):
-                    scores_scale[i] = T.exp2(scores_max_prev[i] * scale - scores_max[i] * scale)
-                for i, j in T.Parallel(block_M, block_N):
-                    acc_s[i, j] = T.exp2(acc_s[i, j] * scale - scores_max[i] * scale)
-                T.reduce_sum(acc_s, scores_sum, dim=1)
-                for i in T.Parallel(block_M):
-                    logsum[i] = logsum[i] * scores_scale[i] + scores_sum[i]
-                T.copy(acc_s, acc_s_cast)
-                for i, j in T.Parallel(block_M, dim):
-                    acc_o[i, j] *= scores_scale[i]
-                T.copy(V[bz, by, k * block_N:(k + 1) * block_N, :], V_shared)
-                T.gemm(acc_s_cast, V_shared, acc_o, policy=T.GemmWarpPolicy.FullRow)
+                key_tile(K, V, bx, by, bz, k, Q_shared, K_shared, V_shared, acc_s, acc_s_cast, acc_o,
+                         scores_max, scores_max_prev, scores_scale, scores_sum, logsum)
             for i, j in T.Parallel(block_M, dim):
                 acc_o[i, j] /= logsum[i]
             T.copy(acc_o, O_shared)

@@ -262,13 +262,16 @@ def attn_pipe(block_M, block_N, dim, num_stages, threads, iters, grid, n_tiles=1
 @tilelang.jit
 def timed_attention(batch, heads, seq_len, dim, block_M=128, block_N=128, num_stages=2, threads=256,
                     dtype="float16"):
-    """The corpus flash-attention forward (corpus.attention.flash_attn_fwd, non-causal) that also
+    """The corpus flash-attention forward (corpus.attention.flash_attn_fwd, non-causal: its key-loop
+    step, corpus.attention.key_tile_step) that also
     records, per block, thread 0's GPU timer at its start, after the Q tile and the fills, after the
     main loop and after the epilogue, and its SM: Times[block, :] = (start, after prologue, after
     loop, end, smid), block = (bz * heads + by) * gridDim.x + bx."""
-    scale = (1.0 / dim) ** 0.5 * 1.44269504
+    from ..corpus.attention import LOG2E, key_tile_step
+    scale = (1.0 / dim) ** 0.5 * LOG2E
     shape = (batch, heads, seq_len, dim)
     accum = "float32"
+    key_tile = key_tile_step(block_M, block_N, dim, scale, False, accum)
     gx = (seq_len + block_M - 1) // block_M
 
     @T.prim_func
@@ -300,24 +303,8 @@ def timed_attention(batch, heads, seq_len, dim, block_M=128, block_N=128, num_st
             if tx == 0:
                 Times[row, 1] = T.call_extern("int64", "tr_globaltimer")
             for k in T.Pipelined(T.ceildiv(seq_len, block_N), num_stages=num_stages):
-                T.copy(K[bz, by, k * block_N:(k + 1) * block_N, :], K_shared)
-                T.clear(acc_s)
-                T.gemm(Q_shared, K_shared, acc_s, transpose_B=True, policy=T.GemmWarpPolicy.FullRow)
-                T.copy(scores_max, scores_max_prev)
-                T.fill(scores_max, -T.infinity(accum))
-                T.reduce_max(acc_s, scores_max, dim=1, clear=False)
-                for i in T.Parallel(block_M):
-                    scores_scale[i] = T.exp2(scores_max_prev[i] * scale - scores_max[i] * scale)
-                for i, j in T.Parallel(block_M, block_N):
-                    acc_s[i, j] = T.exp2(acc_s[i, j] * scale - scores_max[i] * scale)
-                T.reduce_sum(acc_s, scores_sum, dim=1)
-                for i in T.Parallel(block_M):
-                    logsum[i] = logsum[i] * scores_scale[i] + scores_sum[i]
-                T.copy(acc_s, acc_s_cast)
-                for i, j in T.Parallel(block_M, dim):
-                    acc_o[i, j] *= scores_scale[i]
-                T.copy(V[bz, by, k * block_N:(k + 1) * block_N, :], V_shared)
-                T.gemm(acc_s_cast, V_shared, acc_o, policy=T.GemmWarpPolicy.FullRow)
+                key_tile(K, V, bx, by, bz, k, Q_shared, K_shared, V_shared, acc_s, acc_s_cast, acc_o,
+                         scores_max, scores_max_prev, scores_scale, scores_sum, logsum)
             if tx == 0:
                 Times[row, 2] = T.call_extern("int64", "tr_globaltimer")
             for i, j in T.Parallel(block_M, dim):
