@@ -22,6 +22,7 @@ DEFAULT_DEVICE = "h200"
 _SPECS = {
     "sm_count": ("sm_count", 1),
     "boost_clock_mhz": ("clock_hz", 1e6),
+    "tensor_boost_clock_mhz": ("tensor_boost_clock_hz", 1e6),
     "dram_bandwidth_gbps": ("dram_bw", 1e9),
     "dram_size_gb": ("dram_bytes", 1e9),
     "l2_size_mb": ("l2_bytes", 1e6),
@@ -87,6 +88,7 @@ class Device:
     warp_size: int = 32
     sm_count: int = 0
     clock_hz: float = 0.0
+    tensor_boost_clock_hz: float = 0.0    # highest SM clock while the tensor cores work (0: clock_hz)
     tensor_peak: dict = field(default_factory=dict)   # dtype -> FLOP/s (dense)
     cuda_peak: dict = field(default_factory=dict)     # dtype -> FLOP/s
     sfu_per_clk: float = 16.0
