@@ -895,10 +895,39 @@ def _fp32_store_cases() -> list[Case]:
     ]
 
 
+# Session 8, after the tensor boost clock (model.tensor_boost_clock: tensor work runs at 1830 MHz at
+# most, not the 1980 MHz boost), predicted before they ran: short and medium tensor kernels of
+# shapes and tiles not recorded before.
+def _clock_cases() -> list[Case]:
+    bf16 = dict(in_dtype="bfloat16", out_dtype="bfloat16")
+    return [
+        _mm_case("gemm_nn_fp16_3072x3072x1024", _mm_params(3072, 3072, 1024, 128, 128, 64, 3, 128), tags=("short", "clock"),
+                 note="576 blocks of 16 iterations, one warpgroup"),
+        _mm_case("gemm_nn_bf16_2048x4096x2048_bn256", _mm_params(2048, 4096, 2048, 128, 256, 64, 3, 256, **bf16,
+                                                                 swizzle=True),
+                 rtol=2e-2, tags=("short", "clock"), note="256 blocks of 128x256, two warpgroups"),
+        _mm_case("gemm_nt_fp16_2048x2048x4096_bn256", _mm_params(2048, 2048, 4096, 128, 256, 64, 3, 256, trans_B=True),
+                 tags=("short", "clock"), note="one wave of 128 blocks, 64 iterations"),
+        _mm_case("gemm_nn_fp16_1024x4096x4096", _mm_params(1024, 4096, 4096, 128, 128, 32, 4, 128),
+                 tags=("short", "clock"), note="256 blocks of 128 iterations"),
+        _mm_case("gemm_nn_fp16_4096x2048x512_bm64", _mm_params(4096, 2048, 512, 64, 128, 64, 4, 128),
+                 tags=("short", "clock"), note="1024 blocks of 8 iterations"),
+        _mm_case("gemm_nn_bf16_4096x4096x4096_bn256", _mm_params(4096, 4096, 4096, 128, 256, 64, 3, 256, **bf16,
+                                                                 swizzle=True),
+                 rtol=2e-2, tags=("clock",), note="a medium two-warpgroup GEMM, 4 waves of 64 iterations"),
+        _fa_case("fa_fwd_fp16_b2_h8_s1024_d128", _fa_params(2, 8, 1024, 128, False, 128, 128, 2, 256),
+                 note="128 blocks, 8 key tiles each"),
+        _fa_case("fa_fwd_causal_fp16_b1_h32_s2048_d128", _fa_params(1, 32, 2048, 128, True, 128, 128, 2, 256),
+                 note="causal, 512 blocks of 1-16 key tiles"),
+        _fa_case("fa_fwd_bf16_b4_h16_s1024_d64", _fa_params(4, 16, 1024, 64, False, 64, 128, 2, 128, dtype="bfloat16"),
+                 rtol=2e-2, note="one warpgroup, head dim 64"),
+    ]
+
+
 def cases() -> list[Case]:
     return (_gemm_cases() + _attention_cases() + _rowwise_cases() + _other_cases() + _probe_cases()
             + _size_cases() + _short_cases() + _stage_cases() + _conv_cases() + _conv_check_cases()
-            + _epilogue_cases() + _fp32_store_cases())
+            + _epilogue_cases() + _fp32_store_cases() + _clock_cases())
 
 
 # ----------------------------------------------------------------------------- sweeps
@@ -1041,6 +1070,15 @@ _FA_FIN_CONFIGS = [  # B=2 H=32 S=8192 D=64 bf16, causal: (block_M, block_N, sta
 
 # Session 7: written after the in-phase warpgroups and the tensor-only clock activity (timeline set
 # 9) to test them out of sample: two new attention shapes, predicted before they ran.
+# Session 8: a short GEMM autotuning space (about 15-40 us a config), written after the tensor boost
+# clock and predicted before it ran.
+_GEMM_SHORT_CONFIGS = [  # (block_M, block_N, block_K, stages, threads, swizzle)
+    (128, 128, 64, 3, 128, False), (128, 128, 32, 4, 128, True), (128, 256, 64, 3, 256, True),
+    (64, 128, 64, 4, 128, False), (64, 256, 64, 3, 128, False), (128, 64, 64, 4, 128, False),
+    (64, 64, 64, 4, 128, False), (256, 128, 64, 3, 256, True), (128, 128, 64, 3, 256, False),
+    (128, 256, 32, 4, 256, False),
+]
+
 _FA_S7_CONFIGS = [  # (block_M, block_N, stages, threads)
     (128, 128, 2, 256), (128, 64, 2, 256), (128, 32, 2, 256), (128, 128, 1, 256),
     (64, 64, 2, 128), (64, 128, 2, 128), (128, 64, 2, 128), (64, 256, 2, 128),
@@ -1140,6 +1178,7 @@ def sweeps():
         *_fa_sweep("fas7", "fa_s7_fp16", _FA_S7_CONFIGS, 2, 24, 3072, 128, False, "B=2 H=24 S=3072 D=128 fp16"),
         *_fa_sweep("fas7causal", "fa_s7_causal_d64", _FA_S7_CONFIGS, 4, 24, 4096, 64, True,
                    "B=4 H=24 S=4096 D=64 bf16, causal", dtype="bfloat16", rtol=2e-2),
+        *_gemm_sweep("gemmshort", "gemm_short_fp16", _GEMM_SHORT_CONFIGS, 2048, 2048, 1024, "M=N=2048 K=1024 fp16 NN"),
     ]
     names: dict = {}
     for c in out:                      # each sweep's configs, in the order written above
