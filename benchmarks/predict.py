@@ -33,6 +33,12 @@ def _without_store_requests():
     return patched(model, "accumulator_store_time", store_bytes_only)
 
 
+def _without_tensor_boost_clock():
+    """Tensor work capped at the boost clock (1980 MHz on the H200), as before session 8."""
+    from tileroof import model
+    return patched(model, "tensor_boost_clock", lambda dev: dev.clock_hz)
+
+
 def check(path: str) -> int:
     """Score a predictions file (as written, before the run) against the recorded measurements."""
     import statistics
@@ -82,9 +88,11 @@ def main(argv=None) -> int:
         out["cases"][n] = {"sweep": c.sweep, "predicted_s": r.estimated_time, "predicted_dram_bytes": r.dram_bytes,
                            "predicted_dram_bytes_if_drifting": r.timing.dram_if_drifting, "bound": r.bound,
                            "flush_writeback_bytes": r.timing.flush_writeback}
-        # the same model without the harness's flush write-back / per-run floor / accumulator-store law
+        # the same model without the harness's flush write-back / per-run floor / accumulator-store law /
+        # tensor boost clock
         for key, without in (("flush_writeback", _without_flush_writeback), ("timing_floor", _without_timing_floor),
-                             ("store_requests", _without_store_requests)):
+                             ("store_requests", _without_store_requests),
+                             ("tensor_boost_clock", _without_tensor_boost_clock)):
             with without():
                 out["cases"][n][f"predicted_s_without_{key}"] = tileroof.analyze(
                     c.kernel, device=a.device, **c.params).estimated_time
