@@ -33,6 +33,8 @@ What is written into src/tileroof/devices/profiles/<device>.toml, before its [fi
   [measured.accumulator_store_ns_per_request] } from timeline-*.json runs of set 8 (the epilogue timed):
   [measured.accumulator_store_queue_requests] } an accumulator stored straight from its fragment costs
                                     s x max(R - R0, 0) for R L2 write requests (derive.epilogue_entries)
+  [measured.tensor_boost_clock_mhz] from timeline-*.json runs of sets 8 and 9: the median SM clock of the
+                                    launches under 50 us whose blocks keep the tensor cores busy (derive.tensor_clock_entry)
   [measured.sm_pace_spread]       } from the other timeline-*.json runs (tileroof.gpu.timeline), given together:
   [measured.sm_pace_spread_drifting] } relative std over SMs of the mean block time per kernel (runs of at
                                     least 0.4 ms), split into the two groups the values fall in (derive.pace_entries)
@@ -119,7 +121,10 @@ def main(argv=None) -> int:
     # timeline runs that timed the epilogue (set 8) give its store cost; the others the SMs' pace
     epilogues = [(p, r) for p, r in timelines if derive.timeline_kind(r) == "epilogue"]
     paces = [(p, r) for p, r in timelines if derive.timeline_kind(r) == "pace"]
-    for group, derive_entries in ((paces, derive.pace_entries), (epilogues, derive.epilogue_entries)):
+    # the short launches of the epilogue and attention sets give the clock tensor work runs at
+    clocked = [(p, r) for p, r in timelines if derive.timeline_kind(r) in ("epilogue", "attention")]
+    for group, derive_entries in ((paces, derive.pace_entries), (epilogues, derive.epilogue_entries),
+                                  (clocked, derive.tensor_clock_entry)):
         if group:
             where = ("runs " + ", ".join(p.name for p, _ in group) + f", {group[0][1]['provenance'].get('gpu')}, commits "
                      + ", ".join(str(r["provenance"].get("tileroof_commit"))[:10] for _, r in group))

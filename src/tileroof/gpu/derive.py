@@ -220,6 +220,36 @@ def epilogue_entries(docs: list, where: str) -> dict:
                                                  "method": method + "; the requests where the line crosses zero"}}
 
 
+SHORT_LAUNCH_US = 50.0     # launches this short finish before the power limiter pulls the clock down
+
+
+def tensor_clock_entry(docs: list, where: str) -> dict:
+    """tensor_boost_clock_mhz from timeline runs that read each block's SM cycles: the median SM
+    clock (cycles over GPU-timer time, per block, median per launch) of launches shorter than
+    SHORT_LAUNCH_US whose blocks keep their tensor cores busy to the end -- the GEMMs whose
+    accumulator goes out through shared memory (set 8) and the flash-attention launches (set 9);
+    a GEMM storing straight from its fragments spends up to half its block in the store, at a
+    higher clock.  The highest clock tensor work runs at, inside the timing loop (L2 flushed
+    before every run); the datasheet's tensor peaks assume 1830 MHz."""
+    pts = []
+    for d in docs:
+        for r in d.get("results", []):
+            clk = r.get("sm_clock_hz_median")
+            if not clk or r.get("params", {}).get("epilogue") == "direct" or not r.get("start_ns"):
+                continue
+            launch_us = (max(r["end_ns"]) - min(r["start_ns"])) / 1e3
+            if launch_us <= SHORT_LAUNCH_US:
+                pts.append((launch_us, clk / 1e6))
+    if not pts:
+        return {}
+    seen = ", ".join(f"{mhz:.0f}" for _, mhz in sorted(pts))
+    method = (f"tileroof.gpu.timeline sets 8 and 9: median SM clock (each block's SM cycles over its GPU-timer time, "
+              f"median per launch) of the {len(pts)} launches shorter than {SHORT_LAUNCH_US:.0f} us whose blocks keep "
+              "the tensor cores busy to their end (GEMMs staged through shared memory, flash attention), timed as "
+              f"measure times (L2 flushed before each run): {seen} MHz [{where}]")
+    return {"tensor_boost_clock_mhz": {"value": round(statistics.median(mhz for _, mhz in pts), 1), "unit": "MHz",
+                                       "method": method}}
+
 EXPOSED_AT = 1.1     # a two-warpgroup point counts as exposed when it takes over 1.1x its math
 
 
