@@ -81,6 +81,11 @@ CONFIGS_8 = tuple((M, N, K, bm, bn, 64, st, t, False, ep)
                   for ep in ("direct", "shared"))
 
 
+# tenth run (session 8): set 8's 4096 x 4096 launches again, with the SM cycles after the main loop
+# too: the clock of the loop (tensor work) and of the epilogue apart (model.tensor_boost_clock)
+CONFIGS_10 = tuple(c for c in CONFIGS_8 if c[0] == 4096)
+
+
 # ninth run (session 7): where a flash-attention block's time goes (prologue: the Q tile and the
 # fills; the key-tile loop; the epilogue) and the gap to the SM's next block, one and many waves
 CONFIGS_9 = tuple(dict(batch=b, heads=h, seq_len=s, dim=d, block_M=bm, block_N=bn, num_stages=st, threads=t)
@@ -175,7 +180,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--set", type=int, default=1, choices=(1, 2, 3, 4, 5, 6, 7, 8, 9), help="configuration set")
+    ap.add_argument("--set", type=int, default=1, choices=tuple(range(1, 11)), help="configuration set")
     a = ap.parse_args(argv)
     if a.set == 9:
         return attention_run(a.out, a.runs)
@@ -188,10 +193,12 @@ def main(argv=None) -> int:
     prov = base_provenance("timeline", touch_gpu=True)
     t0 = time.time()
     sm = torch.cuda.get_device_properties(0).multi_processor_count
+    loop_clock = a.set == 10
     params = [dict(M=c[0], N=c[1], K=c[2], block_M=c[3], block_N=c[4], block_K=c[5], num_stages=c[6], threads=c[7],
-                   swizzle=bool(c[8]) if len(c) > 8 else False, epilogue=c[9] if len(c) > 9 else "direct")
+                   swizzle=bool(c[8]) if len(c) > 8 else False, epilogue=c[9] if len(c) > 9 else "direct",
+                   **({"loop_clock": True} if loop_clock else {}))
               for c in {1: CONFIGS, 2: CONFIGS_2, 3: CONFIGS_3, 4: CONFIGS_4, 5: CONFIGS_5, 6: _configs_6(), 7: _configs_7(),
-                        8: CONFIGS_8}[a.set]]
+                        8: CONFIGS_8, 10: CONFIGS_10}[a.set]]
     kernels = timed_matmul.par_compile(params, num_workers=16, ignore_error=True)
     flush = flush_buffer()
     results = []
@@ -203,7 +210,7 @@ def main(argv=None) -> int:
         A = torch.randn((p["M"], p["K"]), dtype=torch.float16, device="cuda")
         B = torch.randn((p["K"], p["N"]), dtype=torch.float16, device="cuda")
         C = torch.empty((p["M"], p["N"]), dtype=torch.float16, device="cuda")
-        times = torch.zeros((gx * gy, 6), dtype=torch.int64, device="cuda")
+        times = torch.zeros((gx * gy, 7 if loop_clock else 6), dtype=torch.int64, device="cuda")
         k(A, B, C, times)
         if a.set == 4:
             # do_bench-style: flush + launch back to back for ~0.3 s, so the clock settles where the
@@ -227,6 +234,15 @@ def main(argv=None) -> int:
         epi = sorted(e - l for e, l in zip(end, loop_end))
         clock_hz = [(int(c1) - int(c0)) / (int(e1) - int(s0)) * 1e9 for s0, e1, c0, c1 in
                     zip(last[:, 0], last[:, 1], last[:, 3], last[:, 4]) if int(e1) > int(s0)]
+        phase_clocks = {}
+        if loop_clock:
+            # the loop's clock (start to the loop's end) and the epilogue's (loop end to the end)
+            loop_hz = [(int(cl) - int(c0)) / (int(l) - int(s0)) * 1e9 for s0, l, c0, cl in
+                       zip(last[:, 0], last[:, 5], last[:, 3], last[:, 6]) if int(l) > int(s0)]
+            epi_hz = [(int(c1) - int(cl)) / (int(e1) - int(l)) * 1e9 for l, e1, cl, c1 in
+                      zip(last[:, 5], last[:, 1], last[:, 6], last[:, 4]) if int(e1) > int(l)]
+            phase_clocks = {"sm_clock_loop_hz_median": statistics.median(loop_hz) if loop_hz else None,
+                            "sm_clock_epilogue_hz_median": statistics.median(epi_hz) if epi_hz else None}
         # resident blocks: the most blocks alive at one time
         ev = sorted([(s, 1) for s in start] + [(e, -1) for e in end])
         alive = peak = 0
@@ -238,7 +254,7 @@ def main(argv=None) -> int:
                           gx, slots) for r in runs]
         pace = sm_pace(start, end, smid)
         results.append({"params": p, "grid": [gx, gy], "correct_corner": ok, "resident_blocks": slots, "sm_pace": pace,
-                        "sm_clock_hz_median": statistics.median(clock_hz) if clock_hz else None,
+                        "sm_clock_hz_median": statistics.median(clock_hz) if clock_hz else None, **phase_clocks,
                         "epilogue_ns_median": epi[len(epi) // 2], "epilogue_ns_p10": epi[len(epi) // 10],
                         "epilogue_ns_p90": epi[9 * len(epi) // 10],
                         "summary_per_run": summ, "start_ns": start, "end_ns": end, "loop_end_ns": loop_end, "smid": smid})
@@ -246,7 +262,9 @@ def main(argv=None) -> int:
               f"{summ[-1]['block_median_ns'] / 1e3:.1f} us (epilogue {epi[len(epi) // 2] / 1e3:.2f} us), "
               f"kernel {summ[-1]['kernel_ns'] / 1e3:.0f} us, resident {slots}, SM pace spread {pace['std_over_mean']:.3f} "
               f"(range {pace['range_over_mean']:.3f}), SM clock {statistics.median(clock_hz) / 1e6 if clock_hz else 0:.0f} MHz"
-              f"{'' if ok else ' WRONG RESULT'}; sharer gap / T by wave "
+              + (f" (loop {(phase_clocks['sm_clock_loop_hz_median'] or 0) / 1e6:.0f}, epilogue "
+                 f"{(phase_clocks['sm_clock_epilogue_hz_median'] or 0) / 1e6:.0f})" if phase_clocks else "")
+              + f"{'' if ok else ' WRONG RESULT'}; sharer gap / T by wave "
               + " ".join(f"{w['sharer_gap_median_over_T']:.2f}" if w["sharer_gap_median_over_T"] is not None else "-"
                          for w in summ[-1]["waves"]))
         del A, B, C, times
