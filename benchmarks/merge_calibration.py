@@ -33,8 +33,9 @@ What is written into src/tileroof/devices/profiles/<device>.toml, before its [fi
   [measured.accumulator_store_ns_per_request] } from timeline-*.json runs of set 8 (the epilogue timed):
   [measured.accumulator_store_queue_requests] } an accumulator stored straight from its fragment costs
                                     s x max(R - R0, 0) for R L2 write requests (derive.epilogue_entries)
-  [measured.tensor_boost_clock_mhz] from timeline-*.json runs of sets 8 and 9: the median SM clock of the
-                                    launches under 50 us whose blocks keep the tensor cores busy (derive.tensor_clock_entry)
+  [measured.tensor_boost_clock_mhz] from timeline-*.json runs of sets 8-10: the median SM clock of the
+                                    launches under 50 us, over their main loop (set 10) or over blocks that keep the
+                                    tensor cores busy to the end (derive.tensor_clock_entry)
   [measured.sm_pace_spread]       } from the other timeline-*.json runs (tileroof.gpu.timeline), given together:
   [measured.sm_pace_spread_drifting] } relative std over SMs of the mean block time per kernel (runs of at
                                     least 0.4 ms), split into the two groups the values fall in (derive.pace_entries)
@@ -122,7 +123,7 @@ def main(argv=None) -> int:
     epilogues = [(p, r) for p, r in timelines if derive.timeline_kind(r) == "epilogue"]
     paces = [(p, r) for p, r in timelines if derive.timeline_kind(r) == "pace"]
     # the short launches of the epilogue and attention sets give the clock tensor work runs at
-    clocked = [(p, r) for p, r in timelines if derive.timeline_kind(r) in ("epilogue", "attention")]
+    clocked = [(p, r) for p, r in timelines if derive.timeline_kind(r) in ("epilogue", "attention", "clock")]
     for group, derive_entries in ((paces, derive.pace_entries), (epilogues, derive.epilogue_entries),
                                   (clocked, derive.tensor_clock_entry)):
         if group:

@@ -179,12 +179,15 @@ def pace_entries(docs: list, where: str) -> dict:
 
 
 def timeline_kind(doc: dict) -> str:
-    """What a timeline run measured: "attention" (set 9: flash-attention blocks' phases; recorded,
-    no profile entry), "epilogue" (set 8: the GEMM epilogue, which feeds epilogue_entries) or
-    "pace" (the other sets, which feed pace_entries)."""
+    """What a timeline run measured: "attention" (set 9: flash-attention blocks' phases), "clock"
+    (set 10: set 8's launches again with the loop's SM clock apart; these two feed only
+    tensor_clock_entry), "epilogue" (set 8: the GEMM epilogue, which feeds epilogue_entries and
+    tensor_clock_entry) or "pace" (the other sets, which feed pace_entries)."""
     results = doc.get("results", [])
     if any("seq_len" in r.get("params", {}) for r in results):
         return "attention"
+    if any("sm_clock_loop_hz_median" in r for r in results):
+        return "clock"
     if any("epilogue_ns_median" in r for r in results):
         return "epilogue"
     return "pace"
@@ -226,16 +229,21 @@ SHORT_LAUNCH_US = 50.0     # launches this short finish before the power limiter
 def tensor_clock_entry(docs: list, where: str) -> dict:
     """tensor_boost_clock_mhz from timeline runs that read each block's SM cycles: the median SM
     clock (cycles over GPU-timer time, per block, median per launch) of launches shorter than
-    SHORT_LAUNCH_US whose blocks keep their tensor cores busy to the end -- the GEMMs whose
-    accumulator goes out through shared memory (set 8) and the flash-attention launches (set 9);
-    a GEMM storing straight from its fragments spends up to half its block in the store, at a
-    higher clock.  The highest clock tensor work runs at, inside the timing loop (L2 flushed
+    SHORT_LAUNCH_US, over their main loop where the run read it apart (set 10), else over blocks
+    that keep their tensor cores busy to the end -- the GEMMs whose accumulator goes out through
+    shared memory (set 8) and the flash-attention launches (set 9); a GEMM storing straight from
+    its fragments spends up to half its block in the store, at a higher clock (set 10: epilogues
+    at 1780-1940 MHz, loops at 1690-1890).  The highest clock tensor work runs at, inside the timing loop (L2 flushed
     before every run); the datasheet's tensor peaks assume 1830 MHz."""
     pts = []
     for d in docs:
         for r in d.get("results", []):
-            clk = r.get("sm_clock_hz_median")
-            if not clk or r.get("params", {}).get("epilogue") == "direct" or not r.get("start_ns"):
+            # the loop's own clock where the run read it (set 10), else the whole block's, which
+            # only blocks that stay tensor-bound to their end give
+            clk = r.get("sm_clock_loop_hz_median")
+            if clk is None:
+                clk = r.get("sm_clock_hz_median") if r.get("params", {}).get("epilogue") != "direct" else None
+            if not clk or not r.get("start_ns"):
                 continue
             launch_us = (max(r["end_ns"]) - min(r["start_ns"])) / 1e3
             if launch_us <= SHORT_LAUNCH_US:
@@ -243,10 +251,11 @@ def tensor_clock_entry(docs: list, where: str) -> dict:
     if not pts:
         return {}
     seen = ", ".join(f"{mhz:.0f}" for _, mhz in sorted(pts))
-    method = (f"tileroof.gpu.timeline sets 8 and 9: median SM clock (each block's SM cycles over its GPU-timer time, "
-              f"median per launch) of the {len(pts)} launches shorter than {SHORT_LAUNCH_US:.0f} us whose blocks keep "
-              "the tensor cores busy to their end (GEMMs staged through shared memory, flash attention), timed as "
-              f"measure times (L2 flushed before each run): {seen} MHz [{where}]")
+    method = (f"tileroof.gpu.timeline sets 8-10: median SM clock (each block's SM cycles over its GPU-timer time, "
+              f"median per launch) of the {len(pts)} launches shorter than {SHORT_LAUNCH_US:.0f} us: over the main loop "
+              "where the run read it (set 10), else over blocks that keep the tensor cores busy to their end (GEMMs "
+              "staged through shared memory, flash attention); timed as measure times (L2 flushed before each run): "
+              f"{seen} MHz [{where}]")
     return {"tensor_boost_clock_mhz": {"value": round(statistics.median(mhz for _, mhz in pts), 1), "unit": "MHz",
                                        "method": method}}
 
