@@ -4,7 +4,9 @@ import pytest
 import tileroof
 from tileroof.corpus import CASES
 
-NON_SWEEP = [n for n, c in CASES.items() if not c.sweep]
+# cases whose work depends on input data are counted as upper bounds: tests/test_upstream_cases.py
+# checks them field by field
+NON_SWEEP = [n for n, c in CASES.items() if not c.sweep and "data-dependent" not in c.tags]
 FIELDS = ("tensor_flops", "cuda_flops", "sfu_ops", "global_read_bytes", "global_write_bytes",
           "global_atomic_bytes", "unique_bytes")
 

@@ -22,7 +22,7 @@ import time
 import pytest
 
 from tileroof.corpus import CASES, SWEEPS, Expected
-from tileroof.corpus import attention, conv, elementwise, extra, gemm, gemv, misc, norm, reduce
+from tileroof.corpus import attention, conv, elementwise, extra, gemm, gemv, misc, norm, reduce, upstream
 
 # --------------------------------------------------------------------------- tiny params
 # Per kernel, overrides that shrink the problem (keeping it tile-divisible where the case is)
@@ -60,6 +60,7 @@ _TINY = [
     (extra.rope, lambda p: dict(batch=1, seq_len=64, heads=2)),
     (extra.add_rms_norm, lambda p: dict(M=4, N=512)),
     (extra.quant_fp8_rowwise, lambda p: dict(M=4, N=512)),
+    *upstream.TINY,
 ]
 
 
@@ -129,7 +130,7 @@ def _prim_func_signature(func):
 _TORCH_NAME = {
     "float16": "float16", "bfloat16": "bfloat16", "float32": "float32", "float64": "float64",
     "float8_e4m3fn": "float8_e4m3fn", "float8_e5m2": "float8_e5m2", "int32": "int32",
-    "int8": "int8", "uint8": "uint8",
+    "int8": "int8", "uint8": "uint8", "bool": "bool",
 }
 
 

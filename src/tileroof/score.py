@@ -30,13 +30,15 @@ FIT_SWEEPS = ("gemm_8192",)
 
 @functools.lru_cache(maxsize=1)
 def _late_cases() -> frozenset:
-    """Kernels and sweeps added after the model was designed and fitted (corpus/extra.py): they
-    are never fitted on and are reported on their own as "new"."""
-    from .corpus import extra
+    """Kernels and sweeps added after the model was designed and fitted (corpus/extra.py and the
+    upstream-style corpus/upstream.py): they are never fitted on and are reported on their own as
+    "new"."""
+    from .corpus import extra, upstream
 
     names = {c.name for c in extra.cases()}
     if hasattr(extra, "sweeps"):
         names |= {c.name for c in extra.sweeps()[0]}
+    names |= {c.name for c in upstream.cases() + upstream.data_dependent_cases()}
     return frozenset(names)
 
 

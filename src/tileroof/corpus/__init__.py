@@ -10,9 +10,9 @@ Importing this package imports tilelang (to build the @tilelang.jit kernels) but
 from __future__ import annotations
 
 from .case import Case, Expected
-from . import attention, conv, elementwise, extra, gemm, gemv, misc, norm, reduce
+from . import attention, conv, elementwise, extra, gemm, gemv, misc, norm, reduce, upstream
 
-_FAMILIES = (gemm, attention, conv, elementwise, norm, reduce, gemv, misc, extra)
+_FAMILIES = (gemm, attention, conv, elementwise, norm, reduce, gemv, misc, extra, upstream)
 
 
 def _build():
@@ -25,7 +25,8 @@ def _build():
         cases[c.name] = c
 
     for fam in _FAMILIES:
-        for c in fam.cases():
+        # data-dependent cases: work that depends on input data (counted as upper bounds)
+        for c in fam.cases() + (fam.data_dependent_cases() if hasattr(fam, "data_dependent_cases") else []):
             add(c)
     for fam in _FAMILIES:
         if hasattr(fam, "sweeps"):

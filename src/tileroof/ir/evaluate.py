@@ -50,7 +50,8 @@ class LoopAxis:
         n = max(self.max_extent, 0)
         shape = [1] * (self.axis + 1)
         shape[self.axis] = n
-        return np.arange(n, dtype=np.int64).reshape(shape) + self.start
+        # a start that depends on outer axes (a block-dependent loop start) is left-aligned like them
+        return np.arange(n, dtype=np.int64).reshape(shape) + expand(self.start, self.axis + 1)
 
     def mask(self):
         n = max(self.max_extent, 0)
