@@ -641,3 +641,19 @@ def test_a_block_beyond_the_shared_memory_limit_is_flagged_and_ranked_last():
                                               dict(block_M=128, block_N=32, threads=256)], device="h200")
     assert [x["config"]["block_N"] for x in ranked] == [32, 256]
     assert ranked[1]["launch_error"]
+
+
+def test_disabled_warp_specialisation_keeps_every_thread():
+    """@tilelang.jit(pass_configs={"tl.disable_warp_specialized": True}): TileLang adds no producer
+    warpgroup, so the 128-thread pipelined GEMM launches 128 threads and its registers come from
+    its fragments (the same kernel without the option: 256 threads, one block per SM)."""
+    from tests.kernels import gemm, gemm_no_ws
+    p = dict(M=1024, N=1024, K=1024, bm=128, bn=128, bk=32, stages=3)
+    ws = tileroof.analyze(gemm, device="h200", **p).timing.occupancy
+    plain = tileroof.analyze(gemm_no_ws, device="h200", **p)
+    assert plain.trace.pass_config("tl.disable_warp_specialized") is True
+    assert ws.warp_specialized and ws.threads_per_block == 256
+    occ = plain.timing.occupancy
+    assert not occ.warp_specialized and occ.threads_per_block == 128
+    # 128 x 128 fp32 accumulator over 128 threads: 128 registers + 32 base
+    assert occ.regs_per_thread == 160

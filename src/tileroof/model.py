@@ -114,7 +114,9 @@ def _pipelined_g2s(trace: KernelTrace) -> bool:
 
 def occupancy(trace: KernelTrace, dev: Device) -> Occupancy:
     threads = max(trace.threads_per_block, 1)
-    ws = dev.tensor_instruction == "wgmma" and _pipelined_g2s(trace)
+    # (a kernel compiled with tl.disable_warp_specialized keeps every thread on loads and math)
+    ws = (dev.tensor_instruction == "wgmma" and _pipelined_g2s(trace)
+          and not trace.pass_config("tl.disable_warp_specialized", False))
     smem = trace.shared_bytes_per_block()
     if ws:
         launched = threads + PRODUCER_THREADS

@@ -115,6 +115,12 @@ class KernelTrace:
     # a PrimFunc with several T.Kernel launches: one trace per launch, run one after another (this
     # trace then holds all their records, the first launch's grid and the footprint over all)
     launches: tuple = ()
+    # compiler pass options the kernel was written with (@tilelang.jit(pass_configs=...)), as sorted
+    # (key, value) pairs: "tl.disable_warp_specialized" changes how its pipelined loops run
+    pass_configs: tuple = ()
+
+    def pass_config(self, key: str, default=None):
+        return dict(self.pass_configs).get(key, default)
 
     @property
     def num_blocks(self) -> int:

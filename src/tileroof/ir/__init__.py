@@ -1,6 +1,8 @@
 """The only package that imports TVM or TileLang: kernel in, KernelTrace out."""
 from __future__ import annotations
 
+import dataclasses
+
 import inspect
 
 from ..errors import TileroofError
@@ -196,8 +198,23 @@ def trace(kernel, params: dict | None = None, assume: dict | None = None, name: 
     binding = {**params, **rest}
     _check_leftovers(func, rest)
     try:
-        return Walker(func, binding, assume or {}, label).run()
+        tr = Walker(func, binding, assume or {}, label).run()
     except TileroofError:
         raise
     except Exception as exc:  # noqa: BLE001 — never a traceback from TVM internals
         raise TileroofError(f"could not analyse the kernel's TIR ({type(exc).__name__}: {exc})") from None
+    configs = _pass_configs(kernel)
+    if configs:
+        tr = dataclasses.replace(tr, pass_configs=configs,
+                                 launches=tuple(dataclasses.replace(t, pass_configs=configs) for t in tr.launches))
+    return tr
+
+
+def _pass_configs(kernel) -> tuple:
+    """The (key, value) pairs of a @tilelang.jit kernel's pass_configs (TIR carries none)."""
+    impl = getattr(kernel, "jit_impl", kernel)
+    configs = getattr(impl, "pass_configs", None) or {}
+    try:
+        return tuple(sorted((str(getattr(k, "value", k)), v) for k, v in dict(configs).items()))
+    except (TypeError, ValueError):
+        return ()
