@@ -657,3 +657,37 @@ def test_disabled_warp_specialisation_keeps_every_thread():
     assert not occ.warp_specialized and occ.threads_per_block == 128
     # 128 x 128 fp32 accumulator over 128 threads: 128 registers + 32 base
     assert occ.regs_per_thread == 160
+
+
+def test_loop_from_a_block_dependent_start_walks_one_tile_sequence():
+    """Block by reads Q tiles by..3 (the causal backward's query loop from the diagonal): the tile
+    copy is still tiled (affine in the loop variable), its L2 key is the sequence the loop walks --
+    the same for every block -- and the blocks' reads add up to 4 + 3 + 2 + 1 tiles."""
+    import tilelang.language as T
+
+    from tileroof.ir import trace as walk
+
+    S, bM, D = 256, 64, 64
+
+    @T.prim_func
+    def main(Q: T.Tensor((S, D), "float16"), O: T.Tensor((S, D), "float32")):
+        with T.Kernel(S // bM, threads=128) as by:
+            q = T.alloc_shared((bM, D), "float16")
+            acc = T.alloc_fragment((bM, D), "float32")
+            T.clear(acc)
+            for k in T.Pipelined(by, S // bM, num_stages=2):
+                T.copy(Q[k * bM, 0], q)
+                for i, j in T.Parallel(bM, D):
+                    acc[i, j] += q[i, j]
+            T.copy(acc, O[by * bM, 0])
+
+    tr = walk(main)
+    (copy,) = [r for r in tr.ops if r.kind == "copy" and r.attrs.get("src_scope") == "global"]
+    (q_op,) = [o for o in copy.operands if o.buffer == "Q"]
+    assert q_op.elements == (4 + 3 + 2 + 1) * bM * D
+    assert q_op.block_start is not None
+    row_key = np.asarray(q_op.block_start[0]).reshape(-1)
+    assert np.all(row_key == row_key[0])
+    r = tileroof.analyze(main, device="h200")
+    (q_mem,) = [o for o in r.timing.memory.per_operand if o.buffer == "Q"]
+    assert q_mem.dram == S * D * 2            # one wave: each tile from DRAM once

@@ -407,8 +407,22 @@ def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: in
     for storage, nbytes in written_storage.items():
         unique = foot.get(storage, nbytes)
         # L2 is write-back: repeated writes to one line merge, so DRAM sees at least the footprint
-        d = nbytes if nbytes <= unique else max(unique, nbytes if unique > capacity else unique)
-        written.append(OperandTraffic(storage, nbytes, int(d), int(unique), "write-back"))
+        # (all of it when the target fits one partition: split-K's atomics onto C); a larger
+        # target's line written again (the attention backward's dQ atomics) is still in L2 when
+        # the distinct bytes since its last write fit, read as for an untiled read: the blocks walk
+        # the target as they launch, a wave rewriting about its 1/waves share of it
+        note = "write-back"
+        if nbytes <= unique:
+            d = nbytes
+        elif unique <= capacity:
+            d = unique
+        else:
+            distance = unique / max(waves, 1) + wave_bytes
+            hit = float(reuse_hit_share(distance, capacity, hit_curve))
+            d = unique + (nbytes - unique) * (1.0 - hit)
+            note = (f"write-back; rewritten lines after ~{distance / 1e6:.1f} MB (a wave's share): "
+                    f"{hit:.0%} merge in L2")
+        written.append(OperandTraffic(storage, nbytes, int(d), int(unique), note))
     l2_write = sum(n for _, n in writes)
     followers = [None if pairs is None else _followers(wave_of, pairs[3], pos, pairs[4])
                  for _, _, _, pairs in tiled]

@@ -66,9 +66,11 @@ def linearize(ev, expr) -> Linear | None:
 
 
 def _scalar_start(ax: LoopAxis):
+    """A loop's first value: a number, or an array over the blocks (a block-dependent start such as
+    the causal backward's T.Pipelined(floor(by * bM / bN), ...))."""
     s = ax.start
     if isinstance(s, np.ndarray):
-        return None
+        return s
     return int(s)
 
 
@@ -126,6 +128,20 @@ def conjuncts(cond) -> list:
     if isinstance(cond, tirx.Call) and getattr(cond.op, "name", "") == "tirx.likely":
         return conjuncts(cond.args[0])
     return [cond]
+
+
+def sequence_key(lin: Linear):
+    """The index at loop values counted from 0 rather than from the loop's start, per block: which
+    tile sequence a block walks.  Blocks whose loops start at different points of one sequence (the
+    causal backward's query loop from the diagonal) get the same key, so the L2 model sees them
+    read the same tiles; with a start that is one number for every block this is the base moved
+    by a constant."""
+    key = lin.base
+    for v, ax in lin.loops.items():
+        if isinstance(ax.start, np.ndarray):
+            k, c, st = align(key, lin.coef[v], ax.start)
+            key = k - c * st
+    return key
 
 
 def index_range(lin: Linear | None, extent: int):

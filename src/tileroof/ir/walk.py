@@ -905,7 +905,7 @@ class Walker:
                 block_start.append(lo)
             else:
                 lin_lo, lin_hi = affine.index_range(lin, ext)
-                block_start.append(lin.base)
+                block_start.append(affine.sequence_key(lin))
             if ranges is not None:
                 ranges.append((lin_lo, lin_hi))
             if np.any(np.asarray(lin_lo) < 0) or np.any(np.asarray(lin_hi) > dim):
