@@ -11,6 +11,8 @@ What is written into src/tileroof/devices/profiles/<device>.toml, before its [fi
                                   profile's L2 bandwidth (the model charges epilogue stores separately):
                                   the fixed cost a pipelined block pays (start, first tile, exit)
   [measured.gemm_tile_tflops_fp16] T.gemm rate of a 128x256x64 tile, 2 warpgroups (gemm_loop)
+  [measured.atomic_throughput_l2_resident_gops] red.global.add.s32 to distinct addresses of a 16 MiB
+                                  table (L2-resident), all SMs
   [measured.wgmma_min_n]          an m64nNk16 wgmma takes as long as one with N = wgmma_min_n when N is
                                   smaller: 128 x t(64x32x128 call) / t(64x128x128 call) (8 instructions
                                   each, one warpgroup, one block per SM), median over the run's repeats
@@ -100,7 +102,8 @@ def main(argv=None) -> int:
         if run.get("schema") == "tileroof.l2probe/1":
             tables["l2_reuse_hit_curve"] = derive.hit_curve_entry(run, _where(path, run))
             continue
-        for key in ("tma_load_latency_us", "block_overhead_us", "gemm_tile_tflops_fp16"):
+        for key in ("tma_load_latency_us", "block_overhead_us", "gemm_tile_tflops_fp16",
+                    "atomic_throughput_l2_resident_gops"):
             res = (run.get("results") or {}).get(key)
             if res and res.get("value") is not None:
                 if key in tables and key == "block_overhead_us":

@@ -37,6 +37,8 @@ BENCHES = {
     "shared_mem_bandwidth_gbps": (mb.shared_mem_bandwidth, {}),
     "l2_atomic_throughput_gops": (mb.l2_atomic_throughput, {}),
     "atomic_throughput_distinct_gops": (mb.atomic_throughput_distinct, {}),
+    # the same onto a 16 MiB table, which stays in L2 (flash-attention backward's dQ atomics)
+    "atomic_throughput_l2_resident_gops": (mb.atomic_throughput_distinct, {"span_mib": 16}),
     "tensor_tflops_fp16": (mb.tensor_throughput, {"kind": "fp16"}),
     "tensor_tflops_bf16": (mb.tensor_throughput, {"kind": "bf16"}),
     "tensor_tflops_tf32": (mb.tensor_throughput, {"kind": "tf32"}),
