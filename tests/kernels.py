@@ -3,8 +3,7 @@ import tilelang
 import tilelang.language as T
 
 
-@tilelang.jit
-def gemm(M, N, K, bm, bn, bk, dtype="float16", stages=2, threads=128, trans_b=False):
+def _gemm(M, N, K, bm, bn, bk, dtype="float16", stages=2, threads=128, trans_b=False):
     b_shape = (N, K) if trans_b else (K, N)
 
     @T.prim_func
@@ -25,27 +24,9 @@ def gemm(M, N, K, bm, bn, bk, dtype="float16", stages=2, threads=128, trans_b=Fa
     return main
 
 
+gemm = tilelang.jit(_gemm)
 # the same GEMM compiled without warp specialisation (upstream's linear-attention examples do this)
-@tilelang.jit(pass_configs={"tl.disable_warp_specialized": True})
-def gemm_no_ws(M, N, K, bm, bn, bk, dtype="float16", stages=2, threads=128, trans_b=False):
-    b_shape = (N, K) if trans_b else (K, N)
-
-    @T.prim_func
-    def main(A: T.Tensor((M, K), dtype), B: T.Tensor(b_shape, dtype), C: T.Tensor((M, N), "float32")):
-        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=threads) as (bx, by):
-            As = T.alloc_shared((bm, bk), dtype)
-            Bs = T.alloc_shared((bn, bk) if trans_b else (bk, bn), dtype)
-            Cl = T.alloc_fragment((bm, bn), "float32")
-            T.clear(Cl)
-            for k in T.Pipelined(T.ceildiv(K, bk), num_stages=stages):
-                T.copy(A[by * bm, k * bk], As)
-                if trans_b:
-                    T.copy(B[bx * bn, k * bk], Bs)
-                else:
-                    T.copy(B[k * bk, bx * bn], Bs)
-                T.gemm(As, Bs, Cl, transpose_B=trans_b)
-            T.copy(Cl, C[by * bm, bx * bn])
-    return main
+gemm_no_ws = tilelang.jit(pass_configs={"tl.disable_warp_specialized": True})(_gemm)
 
 
 @tilelang.jit

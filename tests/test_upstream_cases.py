@@ -128,33 +128,15 @@ def test_loop_with_block_dependent_start_counts_guarded_atomics():
 
 
 # --------------------------------------------------------------------------- inputs + references
-def _signature(func):
-    sig = []
-    for v in func.params:
-        buf = func.buffer_map[v]
-        sig.append((tuple(int(s) for s in buf.shape), str(buf.dtype)))
-    return sig
-
-
+# (shapes, dtypes and the references' running on tiny CPU shapes are checked for every corpus case,
+# these included, by tests/test_corpus_elaborates.py)
 @pytest.mark.parametrize("name", sorted(ALL))
-def test_tiny_inputs_match_signature_and_reference_runs(name):
+def test_outputs_start_poisoned_and_atomic_targets_zeroed(name):
     torch = pytest.importorskip("torch")
     case = ALL[name]
-    tiny = tiny_params(case)
-    func = case.kernel.get_tir(**tiny)
-    sig = _signature(func)
-    args = case.make_inputs(tiny, "cpu")
-    assert len(args) == len(sig), f"{name}: {len(args)} inputs for {len(sig)} kernel arguments"
-    for i, (a, (shape, dtype)) in enumerate(zip(args, sig)):
-        assert isinstance(a, torch.Tensor), (name, i)
-        assert tuple(a.shape) == shape, (name, i, tuple(a.shape), shape)
-        assert str(a.dtype) == "torch." + dtype, (name, i, a.dtype, dtype)
-        assert a.is_contiguous(), (name, i)
+    args = case.make_inputs(tiny_params(case), "cpu")
     ref = case.reference(args)
-    assert isinstance(ref, dict) and ref, name
     for idx, t in ref.items():
-        assert 0 <= idx < len(args), (name, idx)
-        assert tuple(t.shape) == tuple(args[idx].shape), (name, idx, tuple(t.shape))
         assert bool(torch.isfinite(t.double()).all()), (name, idx)
         a = args[idx]
         if a.dtype.is_floating_point and "atomic" not in case.tags:
