@@ -116,12 +116,14 @@ def main() -> int:
     summed = (memory, "MAX_EXACT_WAVES", 0)
     whole = [(model, "spilled_share", _whole_spill), (memory, "local_spill", _spill_only_distance)]
     per_gemm = (model, "gemm_fixed_cycles", _per_gemm)
-    # sessions 6 and 7, off in every row before its own: the flush write-back, the per-run floor, untiled
+    # sessions 6-8, off in every row before its own: the flush write-back, the per-run floor, untiled
     # reads that walk their buffer (off: every issued byte once the buffer exceeds the L2), the
     # accumulator store by its L2 write requests (off: its bytes at the SM's L2 share)
+    # session 8: tensor work capped at the tensor boost clock (off: at the FP32/FP64 boost clock)
     no_flush = [(memory, "flush_writeback", lambda *a: 0.0), (model, "timing_floor", lambda dev: dev.launch_s),
                 (memory, "untiled_read", _untiled_upper_bound),
-                (model, "accumulator_store_time", store_bytes_only)]
+                (model, "accumulator_store_time", store_bytes_only),
+                (model, "tensor_boost_clock", lambda dev: dev.clock_hz)]
     s5 = [no_drift, summed, per_gemm] + no_flush + whole
     no_pipe = (model, "block_pipeline", lambda *a, **k: None)
     no_spill = (model, "spill_memory", lambda trace, counts_, dev, occ, mem: mem)
@@ -170,7 +172,8 @@ def main() -> int:
     run("+ the harness's per-run floor (an empty launch behind the flush: 3.46 us), not graph replay's 0.49 us",
         no_flush[2:])
     run("+ untiled reads indexed from block/thread/loop indices walk their buffer (the footprint once)", no_flush[3:])
-    run("+ accumulator stored from the fragment costs the SM per L2 write request (timeline set 8)", [])
+    run("+ accumulator stored from the fragment costs the SM per L2 write request (timeline set 8)", no_flush[4:])
+    run("+ tensor work at most at the tensor boost clock (1748 MHz measured; datasheet 1830)", [])
     return 0
 
 
