@@ -98,6 +98,31 @@ class MemoryEstimate:
 MAX_EXACT_WAVES = 1024
 
 
+def _stable_order(values, size: int) -> np.ndarray:
+    """np.argsort(values, kind="stable") of integers in [0, size).  numpy radix-sorts 8- and 16-bit
+    integers, so values that fit one are sorted at that width: the same order, in linear time."""
+    if size <= 1 << 8:
+        values = values.astype(np.uint8)
+    elif size <= 1 << 16:
+        values = values.astype(np.uint16)
+    return np.argsort(values, kind="stable")
+
+
+def _unique(values, size: int, return_inverse: bool = False):
+    """np.unique(values, return_index=True, return_inverse=return_inverse) of a 1-d array of
+    integers in [0, size), through _stable_order (the sort np.unique does, made linear)."""
+    order = _stable_order(values, size)
+    ordered = values[order]
+    head = np.empty(ordered.size, dtype=bool)          # the first of each run of equal values
+    head[:1] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=head[1:])
+    if not return_inverse:
+        return ordered[head], order[head]
+    inverse = np.empty(values.size, dtype=np.int64)
+    inverse[order] = np.cumsum(head) - 1
+    return ordered[head], order[head], inverse
+
+
 def _keys_per_block(op, grid_shape: tuple):
     """An integer id per block naming the tile of the buffer it reads (None when not tiled)."""
     if op.block_start is None:
@@ -107,7 +132,10 @@ def _keys_per_block(op, grid_shape: tuple):
         if isinstance(v, np.ndarray):
             # the ids of the coordinate's distinct values, spread over the grid (the coordinate
             # holds only the grid axes it varies on)
-            _, ids = np.unique(np.asarray(v, dtype=np.int64), return_inverse=True)
+            coord = np.asarray(v, dtype=np.int64)
+            distinct = np.sort(coord, axis=None)
+            distinct = distinct[np.concatenate(([True], distinct[1:] != distinct[:-1]))]
+            ids = np.searchsorted(distinct, coord)     # = np.unique(coord, return_inverse=True)[1]
             ids = np.broadcast_to(ids.reshape(v.shape + (1,) * (3 - v.ndim)), grid_shape).reshape(-1)
             key = ids if key is None else key * (int(ids.max()) + 1) + ids
     return np.zeros(int(np.prod(grid_shape)), dtype=np.int64) if key is None else key
@@ -236,32 +264,36 @@ def drift_misses(followers: list, working_set, slots: int, drift: float, capacit
     # hit curve is read once per distinct (wave, gap), `inverse` maps them back to the followers
     for i, g in gaps.items():
         wave, gap, _ = followers[i]
-        _, first, inverse = np.unique(wave * (int(gap.max()) + 1) + gap.astype(np.int64),
-                                      return_index=True, return_inverse=True)
+        span = int(gap.max()) + 1
+        _, first, inverse = _unique(wave * span + gap.astype(np.int64), (int(wave.max()) + 1) * span,
+                                    return_inverse=True)
         gaps[i] = (g[first], wave[first], inverse)
+    deciles = q[:, None]
+    follower_waves = np.concatenate([followers[i][0] for i in gaps])      # operand after operand
     extra = np.zeros_like(working_set)
     for _ in range(30):
         rate = working_set + extra                     # bytes L2 takes in per block time, by wave
-        new = np.zeros_like(working_set)
+        late = []
         for i, (g, w, inverse) in gaps.items():
-            wf, _, b = followers[i]
-            median = g * rate[w]
-            miss = 1.0 - reuse_hit_share(q[:, None] * median[None, :], capacity, hit_curve).mean(axis=0)
-            miss = miss[inverse]
-            out[i] = float((b * miss).sum())
-            np.add.at(new, wf, b * miss)
+            b = followers[i][2]
+            miss = 1.0 - reuse_hit_share(deciles * (g * rate[w]), capacity, hit_curve).mean(axis=0)
+            late.append(b * miss[inverse])
+            out[i] = float(late[-1].sum())
+        # the re-fetches by wave (bincount adds them up in order, operand after operand)
+        new = np.bincount(follower_waves, np.concatenate(late), minlength=working_set.size)
         if np.all(np.abs(new - extra) <= 1.0 + 1e-3 * np.abs(extra)):     # np.allclose(rtol=1e-3, atol=1)
             break
         extra = new
     return out
 
 
-def _followers(wave, key, pos, nbytes):
+def _followers(wave, pair, size: int, order, pos, nbytes):
     """(wave, gap in launches to the previous sharer, bytes) of every block whose tile an earlier
-    block (in launch order) of the same wave also reads."""
-    o = np.lexsort((pos, key, wave))
-    w, k, p, b = wave[o], key[o], pos[o], nbytes[o]
-    f = np.concatenate(([False], (w[1:] == w[:-1]) & (k[1:] == k[:-1])))
+    block (in launch order) of the same wave also reads.  pair: each block's wave x tiles + tile,
+    below `size`; order: the blocks in launch order."""
+    o = order[_stable_order(pair[order], size)]        # by wave, then tile, then launch position
+    w, k, p, b = wave[o], pair[o], pos[o], nbytes[o]
+    f = np.concatenate(([False], k[1:] == k[:-1]))
     gap = (p - np.concatenate((p[:1], p[:-1])))[f].astype(np.float64)
     return w[f], gap, b[f]
 
@@ -299,12 +331,13 @@ def estimate(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: int
 
 
 def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: int = 1, hit_curve: tuple = (),
-              states: tuple = ((0.0, 1),)) -> list:
+              states: tuple = ((0.0, 1),), order=None) -> list:
     """One MemoryEstimate per (drift, merge_group) of `states` (see estimate): the launch order,
-    the tiles each wave touches and their reuse distances are worked out once for all of them."""
+    the tiles each wave touches and their reuse distances are worked out once for all of them.
+    order: launch_order(trace), where the caller has it already."""
     gx, gy, gz = trace.grid
     nblocks = trace.num_blocks
-    order = launch_order(trace)
+    order = launch_order(trace) if order is None else order
     slots = max(1, min(slots, nblocks))
     waves = -(-nblocks // slots)
     # wave of each block in launch order
@@ -344,12 +377,12 @@ def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: in
         per_block_bytes = issued_per_block / op.reuse_in_block
         nkeys = int(keys.max()) + 1
         pair = wave_of * nkeys + keys
-        uniq, first = np.unique(pair, return_index=True)
+        uniq, first = _unique(pair, waves * nkeys)
         w_of_pair = uniq // nkeys
         bytes_of_pair = per_block_bytes[first]
         np.add.at(working_set, w_of_pair, bytes_of_pair)
         tiled.append((rec, op, nbytes, (uniq % nkeys, w_of_pair, bytes_of_pair, keys, per_block_bytes,
-                                        issued_per_block, nkeys)))
+                                        issued_per_block, nkeys, pair)))
     cum = np.concatenate([[0.0], np.cumsum(working_set)])
 
     # reuse distances at wave granularity: the distinct bytes of waves w'+1..w are their summed
@@ -361,7 +394,7 @@ def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: in
             uses.append(None)
             continue
         key, wave, b = pairs[:3]
-        order_kw = np.lexsort((wave, key))
+        order_kw = _stable_order(key * waves + wave, pairs[6] * waves)      # by tile, then wave
         key, wave, b = key[order_kw], wave[order_kw], b[order_kw]
         prev = np.full(key.size, -1)
         same = np.concatenate(([False], key[1:] == key[:-1]))
@@ -410,7 +443,7 @@ def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: in
         d = nbytes if nbytes <= unique else max(unique, nbytes if unique > capacity else unique)
         written.append(OperandTraffic(storage, nbytes, int(d), int(unique), "write-back"))
     l2_write = sum(n for _, n in writes)
-    followers = [None if pairs is None else _followers(wave_of, pairs[3], pos, pairs[4])
+    followers = [None if pairs is None else _followers(wave_of, pairs[7], waves * pairs[6], order, pos, pairs[4])
                  for _, _, _, pairs in tiled]
 
     out = []
@@ -437,26 +470,32 @@ def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: in
             int(round(dram_read)), int(round(dram_write)), int(total_issued_read), int(l2_write), per_operand,
             [f"{slots} blocks resident at once, {waves} waves; L2 capacity {capacity / 1e6:.1f} MB; "
              f"{resident_dirty / 1e6:.1f} MB of writes still dirty in L2 at the end (written back after the kernel)"],
-            int(round(_merged_read(tiled, wave_of, pos, slots, merge_group))) if merge_group > 1 else None,
+            int(round(_merged_read(tiled, order, slots, merge_group))) if merge_group > 1 else None,
             wave_bytes))
     return out
 
 
-def _merged_read(tiled: list, wave_of, pos, slots: int, merge_group: int) -> float:
+def _merged_read(tiled: list, order, slots: int, merge_group: int) -> float:
     """Read bytes at the L2 slices when blocks that start one after another are placed
     `merge_group` at a time on the SMs of one TPC: the same tile read by the blocks of one TPC in
-    one wave counts once (untiled reads count whole)."""
-    # the TPC a block runs on, as an id unique within its wave: launch positions
-    # merge_group*j .. merge_group*j + merge_group-1 of a wave share one
-    tpc_of = (pos % slots) // merge_group
-    ntpc = int(tpc_of.max()) + 1 if tpc_of.size else 1
+    one wave counts once (untiled reads count whole).  order: the blocks in launch order."""
+    # the TPC each launch position runs on: positions merge_group*j .. merge_group*j + merge_group-1
+    # of a wave share one, so a TPC's blocks are neighbours in launch order
+    at = np.arange(order.size)
+    tpc = (at // slots) * slots + (at % slots) // merge_group
     merged = 0.0
     for _, _, nbytes, pairs in tiled:
         if pairs is None:
             merged += nbytes
             continue
-        keys, issued_per_block, nkeys = pairs[3], pairs[5], pairs[6]
-        group = (wave_of * ntpc + tpc_of) * nkeys + keys
-        _, inv, cnt = np.unique(group, return_inverse=True, return_counts=True)
-        merged += float((issued_per_block / cnt[inv.reshape(-1)]).sum())
+        keys, issued_per_block = pairs[3][order], pairs[5]
+        # per launch position, the blocks of its TPC that read its tile (itself included)
+        sharers = np.ones(order.size, dtype=np.int64)
+        for d in range(1, merge_group):
+            same = (tpc[d:] == tpc[:-d]) & (keys[d:] == keys[:-d])
+            sharers[d:] += same
+            sharers[:-d] += same
+        per_block = np.empty_like(sharers)
+        per_block[order] = sharers
+        merged += float((issued_per_block / per_block).sum())
     return merged

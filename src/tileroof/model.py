@@ -512,14 +512,14 @@ def prefetch_iteration(pipe_info: dict) -> float:
     return max(terms.get("compute", 0.0), terms.get("l2", 0.0)) or pipe_info["iteration_s"]
 
 
-def _clocked(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, tile_mem, mem, assumptions: list):
+def _clocked(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, tile_mem, mem, assumptions: list,
+             order):
     """(timed, clock ratio, clocked) of one memory state: the block pipeline and the launch's
     resources at the power-limited SM clock.  The measured tensor rates hold at the clock of
     sustained matmuls (dev.tensor_clock_hz); a kernel that keeps its tensor cores less busy, or
     that runs with idle gaps between launches, draws less power and runs at a higher clock.  Only
     the tensor rates are re-scaled (the CUDA-core rates were measured at their own, unthrottled
-    clock)."""
-    order = memory.launch_order(trace)          # the same at every clock
+    clock).  order: the blocks' launch order (memory.launch_order)."""
     pipe = block_pipeline(trace, counts, dev, occ, tile_mem)
     timed = _timed(trace, counts, dev, occ, pipe, mem, assumptions, order)
     clock = 1.0
@@ -550,10 +550,12 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
     states = ((dev.pace_spread, dev.l2_merge_group),)
     if dev.pace_spread_drifting > dev.pace_spread:
         states += ((dev.pace_spread_drifting, 1),)
-    tile_mem, *drifted = memory.estimates(trace, slots, dev.l2_bytes, dev.l2_partitions, dev.l2_hit_curve, states)
+    order = memory.launch_order(trace)
+    tile_mem, *drifted = memory.estimates(trace, slots, dev.l2_bytes, dev.l2_partitions, dev.l2_hit_curve, states,
+                                          order)
     mem = spill_memory(trace, counts, dev, occ, tile_mem)
     notes: list = []
-    timed, clock, clocked = _clocked(trace, counts, dev, occ, tile_mem, mem, notes)
+    timed, clock, clocked = _clocked(trace, counts, dev, occ, tile_mem, mem, notes, order)
     dram_if_drifting = None
     dram_in_step = mem.dram_bytes
     drift_note = None
@@ -573,7 +575,7 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
                           "keeps sharers together")
             tile_mem, mem = drifted, drifted_mem
             notes = []
-            timed, clock, clocked = _clocked(trace, counts, dev, occ, tile_mem, mem, notes)
+            timed, clock, clocked = _clocked(trace, counts, dev, occ, tile_mem, mem, notes, order)
         elif dram_if_drifting > 1.1 * mem.dram_bytes:
             drift_note = (f"if the SMs drift apart (pace spread {dev.pace_spread_drifting:.1%}, as in deep unswizzled "
                           f"pipelines) blocks sharing a tile reach it too far apart and DRAM traffic rises to "
