@@ -17,9 +17,10 @@ from tvm import tirx
 from .evaluate import LoopAxis, align
 
 
-def loop_vars_in(expr, env: dict) -> list:
-    """Variables of `expr` that are enumerated loops in `env`, in first-seen order."""
-    found = []
+def loop_vars_in(expr, env: dict) -> dict:
+    """Variables of `expr` that are enumerated loops in `env`, in first-seen order, each with its
+    LoopAxis."""
+    found = {}
     seen_lets = set()
 
     def visit(n):
@@ -27,8 +28,7 @@ def loop_vars_in(expr, env: dict) -> list:
             return
         val = env.get(n)
         if isinstance(val, LoopAxis):
-            if n not in found:
-                found.append(n)
+            found.setdefault(n, val)
         elif isinstance(val, tirx.PrimExpr) and n not in seen_lets:
             seen_lets.add(n)
             tirx.stmt_functor.post_order_visit(val, visit)
@@ -45,7 +45,9 @@ class Linear:
 
 def linearize(ev, expr) -> Linear | None:
     """The expression as base + Σ coef·(v - start), or None when it is not linear in its loops."""
-    loops = {v: ev.env[v] for v in loop_vars_in(expr, ev.env)}
+    loops = loop_vars_in(expr, ev.env)
+    if not loops:
+        return Linear(ev(expr), {}, loops)
     at_start = {v: _scalar_start(ax) for v, ax in loops.items()}
     if any(s is None for s in at_start.values()):
         return None
@@ -59,10 +61,17 @@ def linearize(ev, expr) -> Linear | None:
         if last > 1:
             end = ev.child({**at_start, v: at_start[v] + last})(expr)
             e, b2, c2 = align(end, base, c)
-            if not np.all(e == b2 + c2 * last):
+            if not _all_equal(e, b2 + c2 * last):
                 return None
         coef[v] = c
     return Linear(base, coef, loops)
+
+
+def _all_equal(a, b) -> bool:
+    """np.all(a == b) for numbers or arrays (plain comparison for two numbers)."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return bool(np.all(a == b))
+    return a == b
 
 
 def _scalar_start(ax: LoopAxis):
@@ -140,6 +149,26 @@ def index_range(lin: Linear | None, extent: int):
         lo = lo + np.minimum(span, 0)
         hi = hi + np.maximum(span, 0)
     return lo, hi + extent
+
+
+def ranges_union_length(bounds: list, dim: int) -> int:
+    """Length of the union of the ranges [lo, hi) in `bounds` (numbers, or arrays of per-block
+    values), clipped to [0, dim): union_length over every value, in plain integers when no bound
+    is an array."""
+    if any(isinstance(lo, np.ndarray) or isinstance(hi, np.ndarray) for lo, hi in bounds):
+        pairs = [np.broadcast_arrays(*align(np.asarray(lo, dtype=np.int64), np.asarray(hi, dtype=np.int64)))
+                 for lo, hi in bounds]
+        return union_length(np.concatenate([p[0].reshape(-1) for p in pairs]),
+                            np.concatenate([p[1].reshape(-1) for p in pairs]), dim)
+    total, reach = 0, None
+    for lo, hi in sorted((min(max(int(lo), 0), dim), int(hi)) for lo, hi in bounds):
+        hi = max(min(hi, dim), lo)
+        if reach is None:
+            total, reach = hi - lo, hi
+        elif hi > reach:
+            total += hi - max(lo, reach)
+            reach = hi
+    return total
 
 
 def union_length(lo, hi, dim: int) -> int:

@@ -180,7 +180,9 @@ class Evaluator:
         return e
 
     def _int_imm(self, e):
-        return bool(e.value) if e.dtype == "bool" else int(e.value)
+        v = int(e.value)
+        # a bool constant holds 0 or 1: only those need the (slow to read) dtype
+        return bool(v) if v in (0, 1) and e.dtype == "bool" else v
 
     def _float_imm(self, e):
         return float(e.value)
@@ -230,8 +232,8 @@ class Evaluator:
         raise DataDependent(f"{type(e).__name__} expression")
 
     def _var(self, v):
-        if v in self.env:
-            val = self.env[v]
+        val = self.env.get(v, _UNBOUND)
+        if val is not _UNBOUND:
             if isinstance(val, LoopAxis):
                 return val.values()
             if isinstance(val, tirx.PrimExpr):
@@ -316,6 +318,9 @@ def _handler(e):
 
 # expression type -> Evaluator method
 _HANDLERS: dict = {}
+
+# Evaluator._var: a variable without a value in the environment
+_UNBOUND = object()
 
 
 # env key under which the walk keeps the launch's thread axes (x, y, z), for the thread-index intrinsics

@@ -20,6 +20,7 @@ from . import affine
 from .arith import ArithCount
 from .evaluate import (GRID_AXES, THREAD_AXES, _THREAD_INDEX_CALLS, DataDependent, Evaluator, LoopAxis, align,
                        axes_of, expand, local_key, sum_loop_axes)
+from .tileops import TILE_OPS
 
 # an array this large (elements) is not built to decide a condition exactly; the count is bounded
 MAX_ENUMERATION = 1 << 24
@@ -98,9 +99,17 @@ def _items(array) -> list:
     return array[:]
 
 
+def _any_below(a, b) -> bool:
+    """np.any(a < b) for numbers or arrays (plain comparison for two numbers)."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return bool(np.any(np.less(a, b)))
+    return a < b
+
+
 def _op_name(call) -> str:
     op = call.op
-    return op.name if hasattr(op, "name") else str(op)
+    name = getattr(op, "name", None)
+    return str(op) if name is None else name
 
 
 def _weight(m, value, loops: dict):
@@ -197,27 +206,36 @@ class Walker:
         return tuple(out)
 
     def _register(self, buf, is_param=False, stages=1) -> BufferInfo:
-        info = self.buffers.get(buf.name)
+        name = buf.name
+        info = self.buffers.get(name)
         if info is not None:
             return info
-        data = buf.data
-        storage = self.storage.setdefault(data, buf.name)
-        info = BufferInfo(buf.name, scope_of(buf), str(buf.dtype), self._ints(_items(buf.shape), f"shape of {buf.name}"),
+        storage = self.storage.setdefault(buf.data, name)
+        info = BufferInfo(name, scope_of(buf), str(buf.dtype), self._ints(_items(buf.shape), f"shape of {name}"),
                           storage, is_param, stages)
-        self.buffers[buf.name] = info
+        self.buffers[name] = info
         if self._grid_depth == 0:
-            self._outer_buffers[buf.name] = info
+            self._outer_buffers[name] = info
         return info
 
     # ---- multiplicity helpers -----------------------------------------------------------------
     def _per_block(self, m) -> np.ndarray:
         gx, gy, gz = self.grid
+        m = sum_loop_axes(m)
+        if not isinstance(m, np.ndarray):
+            return np.full(gx * gy * gz, np.rint(float(m)))
         full = np.empty((gz, gy, gx))
-        full[...] = np.rint(expand(np.asarray(sum_loop_axes(m), dtype=np.float64), GRID_AXES))
+        full[...] = np.rint(expand(m.astype(np.float64, copy=False), GRID_AXES))
         return full.reshape(-1)
 
+    def _executions(self, m) -> float:
+        """_per_block(m).sum() without building the per-block array: the counts are whole numbers,
+        so the distinct ones' sum times the blocks that repeat each is the same sum, exactly."""
+        per_block = np.rint(np.asarray(sum_loop_axes(m), dtype=np.float64))
+        return float(per_block.sum()) * (self._grid_size() // per_block.size)
+
     def _unmodeled(self, name: str, m, reason: str) -> None:
-        n = int(self._per_block(m).sum())
+        n = int(self._executions(m))
         prev = self.unmodeled.get(name)
         self.unmodeled[name] = Unmodeled(name, n + (prev.executions if prev else 0), reason)
 
@@ -380,14 +398,13 @@ class Walker:
         v = s.value
         if isinstance(v, tirx.Call):
             name = _op_name(v)
-            from .tileops import TILE_OPS
             builder = TILE_OPS.get(name)
             # tile ops are collective (the block, or the warps a thread condition selects, runs them
             # once); element intrinsics outside T.Parallel run in every selected thread
             simt = not name.startswith("tl.tileop.") and self.parallel_depth == 0
             if builder is not None:
                 mw = self._thread_weight(m, simt)
-                self._record_attrs = self._simt_attrs(m, float(self._per_block(mw).sum())) if simt else {}
+                self._record_attrs = self._simt_attrs(m, self._executions(mw)) if simt else {}
                 builder(self, v, mw)
                 self._record_attrs = {}
                 if self.ev.locals:
@@ -800,7 +817,7 @@ class Walker:
             for i in indices:
                 if isinstance(i, tirx.PrimExpr):
                     names.update(self._thread_vars(i))
-            return int(self._per_block(self._thread_weight(m, True, names)).sum())
+            return int(self._executions(self._thread_weight(m, True, names)))
 
         operands = []
         for load in arith.loads:
@@ -829,7 +846,7 @@ class Walker:
     def _simt_attrs(self, m, n) -> dict:
         """A SIMT record's executions count threads: `simt_threads` is how many threads run each
         block-level step (so executions / simt_threads is the step count, e.g. loop trips)."""
-        steps = float(self._per_block(self._thread_weight(m, False)).sum())
+        steps = self._executions(self._thread_weight(m, False))
         return {"simt_threads": n / steps if steps else 1.0}
 
     # ---- helpers for tile ops -----------------------------------------------------------------
@@ -882,7 +899,7 @@ class Walker:
         full = 1
         for e in extents:
             full *= e
-        executions = float(self._per_block(m).sum())
+        executions = self._executions(m)
         if info.scope != GLOBAL:
             return int(round(executions * full)), None
         try:
@@ -908,7 +925,7 @@ class Walker:
                 block_start.append(lin.base)
             if ranges is not None:
                 ranges.append((lin_lo, lin_hi))
-            if np.any(np.asarray(lin_lo) < 0) or np.any(np.asarray(lin_hi) > dim):
+            if _any_below(lin_lo, 0) or _any_below(dim, lin_hi):
                 inside = False
         if ranges is not None:
             self.footprint_parts[info.storage].append((info, ranges))
@@ -936,7 +953,7 @@ class Walker:
             lo = np.maximum(v, 0)
             hi = np.minimum(np.add(v, ext), dim)
             inside = np.multiply(*align(inside, np.maximum(np.subtract(hi, lo), 0)))
-        return float(np.sum(self._per_block(_weight(m, np.asarray(inside, dtype=np.float64), self.loops))))
+        return self._executions(_weight(m, np.asarray(inside, dtype=np.float64), self.loops))
 
     def _tile_footprint(self, info, vals, extents):
         ranges = [(v, np.add(v, e)) for v, e in zip(vals, extents)]
@@ -980,11 +997,7 @@ class Walker:
                     continue
                 elems = 1
                 for d, dim in enumerate(info.shape):
-                    pairs = [np.broadcast_arrays(*align(np.asarray(r[d][0], dtype=np.int64),
-                                                        np.asarray(r[d][1], dtype=np.int64))) for r in range_list]
-                    los = np.concatenate([p[0].reshape(-1) for p in pairs])
-                    his = np.concatenate([p[1].reshape(-1) for p in pairs])
-                    elems *= affine.union_length(los, his, dim)
+                    elems *= affine.ranges_union_length([r[d] for r in range_list], dim)
                 total += int(elems * dtype_bytes(info.dtype))
             out[storage] = min(total, cap)
         return out
