@@ -153,13 +153,13 @@ def index_range(lin: Linear | None, extent: int):
 
 def ranges_union_length(bounds: list, dim: int) -> int:
     """Length of the union of the ranges [lo, hi) in `bounds` (numbers, or arrays of per-block
-    values), clipped to [0, dim): union_length over every value, in plain integers when no bound
-    is an array."""
+    values), clipped to [0, dim): the union over every value -- union_length's sweep, in plain
+    integers when there are few."""
     if any(isinstance(lo, np.ndarray) or isinstance(hi, np.ndarray) for lo, hi in bounds):
-        pairs = [np.broadcast_arrays(*align(np.asarray(lo, dtype=np.int64), np.asarray(hi, dtype=np.int64)))
-                 for lo, hi in bounds]
-        return union_length(np.concatenate([p[0].reshape(-1) for p in pairs]),
-                            np.concatenate([p[1].reshape(-1) for p in pairs]), dim)
+        flat = [_flat_bounds(lo, hi) for lo, hi in bounds]
+        if sum(lo.size for lo, _ in flat) > FEW_RANGES:
+            return union_length(np.concatenate([lo for lo, _ in flat]), np.concatenate([hi for _, hi in flat]), dim)
+        bounds = [pair for lo, hi in flat for pair in zip(lo.tolist(), hi.tolist())]
     total, reach = 0, None
     for lo, hi in sorted((min(max(int(lo), 0), dim), int(hi)) for lo, hi in bounds):
         hi = max(min(hi, dim), lo)
@@ -169,6 +169,18 @@ def ranges_union_length(bounds: list, dim: int) -> int:
             total += hi - max(lo, reach)
             reach = hi
     return total
+
+
+# ranges_union_length sweeps at most this many ranges in Python, more with numpy
+FEW_RANGES = 12
+
+
+def _flat_bounds(lo, hi):
+    """A range's bounds as two flat int64 arrays of equal length (broadcast against each other)."""
+    lo, hi = align(np.asarray(lo, dtype=np.int64), np.asarray(hi, dtype=np.int64))
+    if lo.shape != hi.shape:
+        lo, hi = np.broadcast_arrays(lo, hi)
+    return lo.reshape(-1), hi.reshape(-1)
 
 
 def union_length(lo, hi, dim: int) -> int:

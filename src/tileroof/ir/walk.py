@@ -173,9 +173,10 @@ class Walker:
 
     # ---- set-up -------------------------------------------------------------------------------
     def _bind_params(self, binding: dict) -> None:
+        buffer_map = self.func.buffer_map
+        params = [(p, buffer_map.get(p)) for p in _items(self.func.params)]
         by_name = {}
-        for p in self.func.params:
-            buf = self.func.buffer_map.get(p)
+        for p, buf in params:
             for e in ([] if buf is None else _items(buf.shape)):
                 if isinstance(e, tirx.Var):
                     by_name.setdefault(e.name, e)
@@ -188,8 +189,7 @@ class Walker:
         if missing:
             raise TileroofError(
                 f"symbolic shape {', '.join(missing)} has no value: pass it with -p {missing[0]}=<int>")
-        for p in self.func.params:
-            buf = self.func.buffer_map.get(p)
+        for _, buf in params:
             if buf is not None:
                 self._register(buf, is_param=True)
 
