@@ -75,8 +75,8 @@ def align(*values):
 
 
 def _align(a, b):
-    if not isinstance(a, np.ndarray) and not isinstance(b, np.ndarray):
-        return a, b                  # two scalars: nothing to align
+    if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)) or a.ndim == b.ndim:
+        return a, b                  # a scalar broadcasts as it is; equal ranks need nothing
     return align(a, b)
 
 

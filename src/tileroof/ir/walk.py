@@ -100,8 +100,15 @@ def _items(array) -> list:
 
 
 def _any_below(a, b) -> bool:
-    """np.any(a < b) for numbers or arrays (plain comparison for two numbers)."""
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+    """np.any(a < b) for numbers or arrays (plain comparison for two numbers, an integer array's
+    extreme against a number)."""
+    if isinstance(a, np.ndarray):
+        if not isinstance(b, np.ndarray) and a.size and a.dtype.kind in "iu":
+            return bool(a.min() < b)
+        return bool(np.any(np.less(a, b)))
+    if isinstance(b, np.ndarray):
+        if b.size and b.dtype.kind in "iu":
+            return bool(a < b.max())
         return bool(np.any(np.less(a, b)))
     return a < b
 
@@ -978,8 +985,10 @@ class Walker:
     def _footprints(self, all_parts=None) -> dict:
         """Unique bytes touched per storage: per dimension, the union of the index ranges of every
         block (all iterations included); the footprint is the product over dimensions (an upper
-        bound when coverage is not a product set, e.g. triangular), capped at the buffer's size."""
-        out = {}
+        bound when coverage is not a product set, e.g. triangular), capped at the buffer's size.
+        The unions of every buffer and dimension are swept together (affine.union_lengths)."""
+        storages = []                  # (storage, bytes counted whole, cap, buffers with ranges)
+        groups = []                    # (bounds, dim) of each dimension of those buffers, in order
         for storage, parts in (self.footprint_parts if all_parts is None else all_parts).items():
             by_buffer: dict = {}
             for info, ranges in parts:
@@ -990,14 +999,22 @@ class Walker:
                     entry[1].append(ranges)
             total = 0
             cap = 0
+            ranged = []
             for name, (info, range_list, unknown) in by_buffer.items():
                 cap = max(cap, info.nbytes)
                 if unknown or not range_list:
                     total += info.nbytes
                     continue
+                ranged.append(info)
+                groups.extend(([r[d] for r in range_list], dim) for d, dim in enumerate(info.shape))
+            storages.append((storage, total, cap, ranged))
+        lengths = iter(affine.union_lengths(groups) if groups else ())
+        out = {}
+        for storage, total, cap, ranged in storages:
+            for info in ranged:
                 elems = 1
-                for d, dim in enumerate(info.shape):
-                    elems *= affine.ranges_union_length([r[d] for r in range_list], dim)
+                for _ in info.shape:
+                    elems *= next(lengths)
                 total += int(elems * dtype_bytes(info.dtype))
             out[storage] = min(total, cap)
         return out
