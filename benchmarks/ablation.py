@@ -25,10 +25,10 @@ def patched(obj, name, value):
         setattr(obj, name, old)
 
 
-def _no_l2_model(trace, slots, l2_bytes, l2_partitions=1, hit_curve=(), states=((0.0, 1),)):
+def _no_l2_model(trace, slots, l2_bytes, l2_partitions=1, hit_curve=(), states=((0.0, 1),), order=None):
     """No L2 reuse: every global byte the ops issue comes from DRAM (in every state asked for)."""
     out = []
-    for est in ORIG_MEMORY(trace, slots, l2_bytes, l2_partitions, (), ((0.0, 1),) * len(states)):
+    for est in ORIG_MEMORY(trace, slots, l2_bytes, l2_partitions, (), ((0.0, 1),) * len(states), order):
         est.dram_read = est.l2_read
         est.dram_write = est.l2_write
         out.append(est)
@@ -125,7 +125,7 @@ def main() -> int:
                 (model, "accumulator_store_time", store_bytes_only),
                 (model, "tensor_boost_clock", lambda dev: dev.clock_hz)]
     s5 = [no_drift, summed, per_gemm] + no_flush + whole
-    no_pipe = (model, "block_pipeline", lambda *a, **k: None)
+    no_pipe = (model, "pipeline_at_clock", lambda *a, **k: None)
     no_spill = (model, "spill_memory", lambda trace, counts_, dev, occ, mem: mem)
     no_clock = (devices, "load", _without("tensor_clock_hz", "l2_merge_group", "gemm_iteration_cycles"))
     print("| model | holdout time med | holdout time p90 | all time med | all time p90 | DRAM med | DRAM p90 | DRAM worst "

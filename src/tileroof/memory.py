@@ -16,6 +16,7 @@ Pure functions over the trace, counts and device; no I/O, no TVM.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 from dataclasses import dataclass, field, replace
@@ -98,6 +99,35 @@ class MemoryEstimate:
 MAX_EXACT_WAVES = 1024
 
 
+def _stable_order(values, size: int) -> np.ndarray:
+    """np.argsort(values, kind="stable") of integers in [0, size).  numpy radix-sorts 8- and 16-bit
+    integers, so values that fit one are sorted at that width: the same order, in linear time."""
+    if size <= 1 << 8:
+        values = values.astype(np.uint8)
+    elif size <= 1 << 16:
+        values = values.astype(np.uint16)
+    return np.argsort(values, kind="stable")
+
+
+def _run_heads(ordered) -> np.ndarray:
+    """Where each run of equal values of a sorted array starts (a boolean mask)."""
+    head = np.empty(ordered.size, dtype=bool)
+    head[:1] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=head[1:])
+    return head
+
+
+def _unique(values, size: int):
+    """np.unique(values, return_index=True, return_inverse=True) of a 1-d array of integers in
+    [0, size), through _stable_order (the sort np.unique does, made linear)."""
+    order = _stable_order(values, size)
+    ordered = values[order]
+    head = _run_heads(ordered)
+    inverse = np.empty(values.size, dtype=np.int64)
+    inverse[order] = np.cumsum(head) - 1
+    return ordered[head], order[head], inverse
+
+
 def _keys_per_block(op, grid_shape: tuple):
     """An integer id per block naming the tile of the buffer it reads (None when not tiled)."""
     if op.block_start is None:
@@ -107,7 +137,10 @@ def _keys_per_block(op, grid_shape: tuple):
         if isinstance(v, np.ndarray):
             # the ids of the coordinate's distinct values, spread over the grid (the coordinate
             # holds only the grid axes it varies on)
-            _, ids = np.unique(np.asarray(v, dtype=np.int64), return_inverse=True)
+            coord = np.asarray(v, dtype=np.int64)
+            distinct = np.sort(coord, axis=None)
+            distinct = distinct[np.concatenate(([True], distinct[1:] != distinct[:-1]))]
+            ids = np.searchsorted(distinct, coord)     # = np.unique(coord, return_inverse=True)[1]
             ids = np.broadcast_to(ids.reshape(v.shape + (1,) * (3 - v.ndim)), grid_shape).reshape(-1)
             key = ids if key is None else key * (int(ids.max()) + 1) + ids
     return np.zeros(int(np.prod(grid_shape)), dtype=np.int64) if key is None else key
@@ -119,9 +152,17 @@ def reuse_hit_share(distance, capacity: float, hit_curve: tuple = ()):
     `capacity`."""
     distance = np.asarray(distance, dtype=np.float64)
     if hit_curve:
-        xs, ys = zip(*hit_curve)
+        xs, ys = _curve_points(hit_curve)
         return np.interp(distance, xs, ys, left=1.0, right=ys[-1])
     return (distance <= capacity).astype(np.float64)
+
+
+@functools.lru_cache(maxsize=None)
+def _curve_points(hit_curve: tuple):
+    """A hit curve's distances and shares as (read-only) arrays, made once per curve."""
+    xs, ys = (np.array(v, dtype=np.float64) for v in zip(*hit_curve))
+    xs.flags.writeable = ys.flags.writeable = False
+    return xs, ys
 
 
 def dirty_at_end(dram_read: float, dram_write: float, capacity: float) -> float:
@@ -220,48 +261,65 @@ def drift_misses(followers: list, working_set, slots: int, drift: float, capacit
     `followers`: per operand, (wave, gap in launches, bytes) of every block that reads a tile an
     earlier block of its wave reads too."""
     out = [0.0] * len(followers)
-    if drift <= 0 or not any(f is not None and f[0].size for f in followers):
+    live = [i for i, f in enumerate(followers) if f is not None and f[0].size]
+    if drift <= 0 or not live:
         return out
     q = _DECILES
-    # each follower's median gap to its sharer, in block times
-    gaps = {i: f[1] / slots * np.minimum(drift * (f[0] + 0.5), 1.0)
-            for i, f in enumerate(followers) if f is not None and f[0].size}
+    # a follower's median gap to its sharer, in block times: gap / slots x this, by wave
+    spread = np.minimum(drift * (np.arange(working_set.size) + 0.5), 1.0)
     # no sharer can miss when even the longest distance (no re-fetches yet) is one the cache holds
-    # whole (the feedback only starts from misses)
+    # whole (the feedback only starts from misses); in each wave the longest is the widest gap's
     sure_hit = hit_curve[0][0] if hit_curve else capacity
-    longest = max(float((g * working_set[followers[i][0]]).max()) for i, g in gaps.items())
+    longest = 0.0
+    for i in live:
+        wave, gap, _ = followers[i]
+        widest = np.zeros(working_set.size)
+        np.maximum.at(widest, wave, gap)
+        longest = max(longest, float((widest / slots * spread * working_set).max()))
     if longest * q[-1] <= sure_hit:
         return out
     # the median gap is the same for every follower of one wave with the same gap in launches: the
     # hit curve is read once per distinct (wave, gap), `inverse` maps them back to the followers
-    for i, g in gaps.items():
+    gaps = {}
+    for i in live:
         wave, gap, _ = followers[i]
-        _, first, inverse = np.unique(wave * (int(gap.max()) + 1) + gap.astype(np.int64),
-                                      return_index=True, return_inverse=True)
+        g = gap / slots * spread[wave]
+        span = int(gap.max()) + 1
+        _, first, inverse = _unique(wave * span + gap.astype(np.int64), (int(wave.max()) + 1) * span)
         gaps[i] = (g[first], wave[first], inverse)
+    deciles = q[:, None]
+    follower_waves = np.concatenate([followers[i][0] for i in gaps])      # operand after operand
     extra = np.zeros_like(working_set)
     for _ in range(30):
         rate = working_set + extra                     # bytes L2 takes in per block time, by wave
-        new = np.zeros_like(working_set)
+        late = []
         for i, (g, w, inverse) in gaps.items():
-            wf, _, b = followers[i]
-            median = g * rate[w]
-            miss = 1.0 - reuse_hit_share(q[:, None] * median[None, :], capacity, hit_curve).mean(axis=0)
-            miss = miss[inverse]
-            out[i] = float((b * miss).sum())
-            np.add.at(new, wf, b * miss)
+            b = followers[i][2]
+            miss = 1.0 - reuse_hit_share(deciles * (g * rate[w]), capacity, hit_curve).mean(axis=0)
+            late.append(b * miss[inverse])
+            out[i] = float(late[-1].sum())
+        # the re-fetches by wave (bincount adds them up in order, operand after operand)
+        new = np.bincount(follower_waves, np.concatenate(late), minlength=working_set.size)
         if np.all(np.abs(new - extra) <= 1.0 + 1e-3 * np.abs(extra)):     # np.allclose(rtol=1e-3, atol=1)
             break
         extra = new
     return out
 
 
-def _followers(wave, key, pos, nbytes):
+def _sharers(pair, size: int, order):
+    """The blocks grouped by the (wave, tile) they read: (block ids by pair, then launch
+    position; their pairs; whether each starts its group).  pair: each block's wave x tiles +
+    tile, below `size`; order: the blocks in launch order."""
+    by_pair = order[_stable_order(pair[order], size)]
+    pairs = pair[by_pair]
+    return by_pair, pairs, _run_heads(pairs)
+
+
+def _followers(wave, pos, nbytes, by_pair, head):
     """(wave, gap in launches to the previous sharer, bytes) of every block whose tile an earlier
-    block (in launch order) of the same wave also reads."""
-    o = np.lexsort((pos, key, wave))
-    w, k, p, b = wave[o], key[o], pos[o], nbytes[o]
-    f = np.concatenate(([False], (w[1:] == w[:-1]) & (k[1:] == k[:-1])))
+    block (in launch order) of the same wave also reads (_sharers' grouping)."""
+    w, p, b = wave[by_pair], pos[by_pair], nbytes[by_pair]
+    f = ~head
     gap = (p - np.concatenate((p[:1], p[:-1])))[f].astype(np.float64)
     return w[f], gap, b[f]
 
@@ -299,17 +357,18 @@ def estimate(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: int
 
 
 def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: int = 1, hit_curve: tuple = (),
-              states: tuple = ((0.0, 1),)) -> list:
+              states: tuple = ((0.0, 1),), order=None) -> list:
     """One MemoryEstimate per (drift, merge_group) of `states` (see estimate): the launch order,
-    the tiles each wave touches and their reuse distances are worked out once for all of them."""
+    the tiles each wave touches and their reuse distances are worked out once for all of them.
+    order: launch_order(trace), where the caller has it already."""
     gx, gy, gz = trace.grid
     nblocks = trace.num_blocks
-    order = launch_order(trace)
+    order = launch_order(trace) if order is None else order
     slots = max(1, min(slots, nblocks))
     waves = -(-nblocks // slots)
     # wave of each block in launch order
     wave_of = np.empty(nblocks, dtype=np.int64)
-    wave_of[order] = np.arange(nblocks) // slots
+    wave_of[order] = np.repeat(np.arange(waves), slots)[:nblocks]          # launch position // slots
     pos = np.empty(nblocks, dtype=np.int64)
     pos[order] = np.arange(nblocks)
     # an SM caches global data in its own L2 partition: the capacity that decides whether a tile
@@ -337,19 +396,23 @@ def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: in
         total_issued_read += nbytes
         keys = _keys_per_block(op, (gz, gy, gx))
         weights = rec.per_block
-        if keys is None or weights.sum() == 0:
+        executions = weights.sum()
+        if keys is None or executions == 0:
             tiled.append((rec, op, nbytes, None))
             continue
-        issued_per_block = nbytes * weights / weights.sum()
-        per_block_bytes = issued_per_block / op.reuse_in_block
+        issued_per_block = nbytes * weights / executions
+        per_block_bytes = issued_per_block / op.reuse_in_block if op.reuse_in_block != 1.0 else issued_per_block
         nkeys = int(keys.max()) + 1
         pair = wave_of * nkeys + keys
-        uniq, first = np.unique(pair, return_index=True)
+        by_pair, grouped, head = _sharers(pair, waves * nkeys, order)
+        starts = np.flatnonzero(head)
+        # each (wave, tile) and the first block (by id) that reads it: np.unique(pair, return_index=True)
+        uniq, first = grouped[starts], np.minimum.reduceat(by_pair, starts)
         w_of_pair = uniq // nkeys
         bytes_of_pair = per_block_bytes[first]
         np.add.at(working_set, w_of_pair, bytes_of_pair)
         tiled.append((rec, op, nbytes, (uniq % nkeys, w_of_pair, bytes_of_pair, keys, per_block_bytes,
-                                        issued_per_block, nkeys)))
+                                        issued_per_block, nkeys, by_pair, head)))
     cum = np.concatenate([[0.0], np.cumsum(working_set)])
 
     # reuse distances at wave granularity: the distinct bytes of waves w'+1..w are their summed
@@ -361,11 +424,10 @@ def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: in
             uses.append(None)
             continue
         key, wave, b = pairs[:3]
-        order_kw = np.lexsort((wave, key))
+        order_kw = _stable_order(key * waves + wave, pairs[6] * waves)      # by tile, then wave
         key, wave, b = key[order_kw], wave[order_kw], b[order_kw]
-        prev = np.full(key.size, -1)
-        same = np.concatenate(([False], key[1:] == key[:-1]))
-        prev[same] = wave[np.flatnonzero(same) - 1]
+        # the wave of the tile's previous use (-1: its first)
+        prev = np.where(np.concatenate(([False], key[1:] == key[:-1])), np.concatenate(([-1], wave[:-1])), -1)
         uses.append((prev, wave, b))
     retouch = None
     if waves <= MAX_EXACT_WAVES:
@@ -391,9 +453,10 @@ def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: in
             # LRU at wave granularity: a tile used again in wave w after wave w' hits in L2 when the
             # distinct bytes touched by waves w'+1..w fit in the cache
             prev, wave, b = use
-            reuse = cum[wave + 1] - cum[np.maximum(prev, 0) + 1]
+            after = np.maximum(prev, 0) + 1
+            reuse = cum[wave + 1] - cum[after]
             if retouch is not None:
-                reuse = reuse - retouch[np.maximum(prev, 0) + 1, wave]
+                reuse = reuse - retouch[after, wave]
             p_hit = reuse_hit_share(reuse, capacity, hit_curve)
             p_hit = np.where(prev >= 0, p_hit, 0.0)
             d = float((b * (1.0 - p_hit)).sum())
@@ -424,7 +487,7 @@ def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: in
                     f"{hit:.0%} merge in L2")
         written.append(OperandTraffic(storage, nbytes, int(d), int(unique), note))
     l2_write = sum(n for _, n in writes)
-    followers = [None if pairs is None else _followers(wave_of, pairs[3], pos, pairs[4])
+    followers = [None if pairs is None else _followers(wave_of, pos, pairs[4], pairs[7], pairs[8])
                  for _, _, _, pairs in tiled]
 
     out = []
@@ -451,26 +514,32 @@ def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: in
             int(round(dram_read)), int(round(dram_write)), int(total_issued_read), int(l2_write), per_operand,
             [f"{slots} blocks resident at once, {waves} waves; L2 capacity {capacity / 1e6:.1f} MB; "
              f"{resident_dirty / 1e6:.1f} MB of writes still dirty in L2 at the end (written back after the kernel)"],
-            int(round(_merged_read(tiled, wave_of, pos, slots, merge_group))) if merge_group > 1 else None,
+            int(round(_merged_read(tiled, order, slots, merge_group))) if merge_group > 1 else None,
             wave_bytes))
     return out
 
 
-def _merged_read(tiled: list, wave_of, pos, slots: int, merge_group: int) -> float:
+def _merged_read(tiled: list, order, slots: int, merge_group: int) -> float:
     """Read bytes at the L2 slices when blocks that start one after another are placed
     `merge_group` at a time on the SMs of one TPC: the same tile read by the blocks of one TPC in
-    one wave counts once (untiled reads count whole)."""
-    # the TPC a block runs on, as an id unique within its wave: launch positions
-    # merge_group*j .. merge_group*j + merge_group-1 of a wave share one
-    tpc_of = (pos % slots) // merge_group
-    ntpc = int(tpc_of.max()) + 1 if tpc_of.size else 1
+    one wave counts once (untiled reads count whole).  order: the blocks in launch order."""
+    # the TPC each launch position runs on: positions merge_group*j .. merge_group*j + merge_group-1
+    # of a wave share one, so a TPC's blocks are neighbours in launch order
+    waves = -(-order.size // slots)
+    tpc = (np.repeat(np.arange(waves) * slots, slots) + np.tile(np.arange(slots) // merge_group, waves))[:order.size]
     merged = 0.0
     for _, _, nbytes, pairs in tiled:
         if pairs is None:
             merged += nbytes
             continue
-        keys, issued_per_block, nkeys = pairs[3], pairs[5], pairs[6]
-        group = (wave_of * ntpc + tpc_of) * nkeys + keys
-        _, inv, cnt = np.unique(group, return_inverse=True, return_counts=True)
-        merged += float((issued_per_block / cnt[inv.reshape(-1)]).sum())
+        keys, issued_per_block = pairs[3][order], pairs[5]
+        # per launch position, the blocks of its TPC that read its tile (itself included)
+        sharers = np.ones(order.size, dtype=np.int64)
+        for d in range(1, merge_group):
+            same = (tpc[d:] == tpc[:-d]) & (keys[d:] == keys[:-d])
+            sharers[d:] += same
+            sharers[:-d] += same
+        per_block = np.empty_like(sharers)
+        per_block[order] = sharers
+        merged += float((issued_per_block / per_block).sum())
     return merged

@@ -23,7 +23,7 @@ Pure functions, no I/O.
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -170,17 +170,25 @@ def _schedule(block_times: np.ndarray, order: np.ndarray, slots: int) -> float:
 
 def _unit_times_per_sm(op_counts, dev: Device) -> tuple[float, float, float]:
     """(tensor, CUDA-core, SFU) seconds of one op's whole work at one SM's share of peak."""
-    tc = cuda = sfu = 0.0
+    cuda = sfu = 0.0
     for (unit, dtype), n in op_counts.flops.items():
-        if unit == TENSOR:
-            rate = dev.tensor_rate(dtype)
-            tc += n / rate if rate else 0.0
-        elif unit == CUDA:
+        if unit == CUDA:
             rate = dev.cuda_rate(dtype)
             cuda += n / rate if rate else 0.0
         elif unit == SFU:
             sfu += n / dev.sfu_rate if dev.sfu_rate else 0.0
-    return tc * dev.sm_count, cuda * dev.sm_count, sfu * dev.sm_count
+    return _tensor_time_per_sm(op_counts, dev), cuda * dev.sm_count, sfu * dev.sm_count
+
+
+def _tensor_time_per_sm(op_counts, dev: Device, clock: float = 1.0) -> float:
+    """Tensor-core seconds of one op's whole work at one SM's share of peak, the tensor rates
+    scaled by `clock` (the SM clock over dev.tensor_clock_hz, at which they were measured)."""
+    tc = 0.0
+    for (unit, dtype), n in op_counts.flops.items():
+        if unit == TENSOR:
+            rate = dev.tensor_rate(dtype) * clock
+            tc += n / rate if rate else 0.0
+    return tc * dev.sm_count
 
 
 def _op_time_per_sm(op_counts, dev: Device) -> tuple[float, float]:
@@ -354,6 +362,16 @@ def accumulator_store_time(nbytes: float, requests: float, dev: Device, per_sm_l
 def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, mem=None, clock_hz=None):
     """Per-block times for a kernel whose main loop is T.Pipelined, or None.  clock_hz: the SM
     clock the kernel runs at (default: the sustained-matmul clock dev.tensor_clock_hz)."""
+    at_clock = pipeline_at_clock(trace, counts, dev, occ, mem)
+    return None if at_clock is None else at_clock(clock_hz)
+
+
+def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, mem=None):
+    """block_pipeline as a function of the SM clock, or None: what does not depend on the clock
+    (the loop's work, spills, traffic, latencies) is worked out once; the returned
+    at_clock(clock_hz=None, clock=1.0) gives (block times, pipeline figures) at clock_hz with the
+    tensor rates scaled by `clock` (clock_hz over dev.tensor_clock_hz; _clocked's fixed point
+    calls it once per step)."""
     loop = pipelined_loop(trace, counts)
     if loop is None:
         return None
@@ -362,7 +380,7 @@ def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupan
     # one consumer warpgroup issuing wgmma cannot keep the tensor cores busy alone (Hopper)
     one_wg = occ.consumer_warpgroups < 2 and dev.tensor_instruction == "wgmma"
     wg_eff = c.get("tensor_efficiency_one_warpgroup", 1.0) if one_wg else 1.0
-    tc = other = g2s = 0.0
+    other = g2s = 0.0
     # fragments that do not fit the consumer threads' registers spill to local memory
     consumer_threads, regs = consumer_registers(occ)
     need = trace.fragment_bytes_per_block() / consumer_threads / 4
@@ -380,13 +398,13 @@ def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupan
         spill = 1.0                     # the measured factor is the whole slowdown
     n_reduce = 0
     law = gemm_iteration_law(dev)
-    clock_hz = clock_hz or dev.tensor_clock_hz
     math_cycles = 0.0                  # tensor work at the per-clock peak, one SM's share, all blocks
     n_gemm = 0
+    tensor_work = []                   # (counts, slowdown) of the loop's ops: their tensor time is the clock's
     for rec, oc in loop_ops:
-        t, cuda, sfu = _unit_times_per_sm(oc, dev)
+        _, cuda, sfu = _unit_times_per_sm(oc, dev)
         slow = wgmma_shape_factor(rec, dev) * acc_slow.get(id(rec), 1.0)
-        tc += t * slow
+        tensor_work.append((oc, slow))
         if law:
             math_cycles += sum(n / dev.tensor_flops_per_clk(dtype) for (unit, dtype), n in oc.flops.items()
                                if unit == TENSOR) * slow
@@ -403,55 +421,26 @@ def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupan
     # blocks resident on one SM share its tensor cores, ALUs and L2 port
     share = occ.blocks_per_sm
     n_wg = occ.consumer_warpgroups
-    if law and math_cycles:
-        # Hopper, measured (gemm_pipe): one consumer warpgroup's iteration is its math at the
-        # per-clock peak plus a fixed cost (barrier round trip, wgmma wait); with several, one's
-        # fixed cost hides behind the others' math until it exceeds them
-        wg_eff = 1.0
-        t_math = math_cycles / total_iters / clock_hz
-        fixed = gemm_fixed_cycles(dev, n_gemm, n_wg) / clock_hz
-        t_tens = max(t_math, t_math / n_wg + fixed) if n_wg > 1 else t_math + fixed
-        t_compute = consumer_compute(t_tens, other / total_iters) * spill * share
-        t_tc_iter = t_tens * spill * share
-    else:
-        t_compute = consumer_compute(tc / wg_eff, other) * spill * share / total_iters
-        t_tc_iter = (tc / wg_eff) * spill * share / total_iters
-    if not (law and math_cycles):
-        # the fitted per-iteration overhead stands for what the gemm iteration law measured
-        # (gemm_pipe times whole TileLang iterations: barriers, TMA issue, wgmma waits)
-        t_compute += c.get("iteration_overhead_s", 0.0)
-    # each row reduction (shuffles across the threads of a row, then a barrier) adds its latency to
-    # the iteration's dependent chain (reduce_chain: ~36 ns on the H200, not hidden by more warps)
-    t_compute += dev.reduce_latency_s * n_reduce / total_iters * share
     # the L2 slices see the tile requests left after the two SMs of a TPC merge identical ones
     merged = mem.l2_slice_read / mem.l2_read if (mem is not None and mem.l2_read) else 1.0
     t_l2 = share * (g2s * merged / total_iters) / per_sm_l2 if per_sm_l2 else 0.0
     groups = max(sum(1 for rec, _ in loop_ops if rec.kind in ("gemm", "gemm_sp")
                      and any(o.scope == SHARED for o in rec.operands)), 1)
-    if stages > 1:
-        t_latency = latency / (stages - 1)
-    else:
-        # one buffer per operand: the next tile of an operand loads once its consumer is done, so
-        # only the compute of the loop's later consumers hides it (flash attention: K then V)
-        t_latency = latency + buffer_hold(t_compute, t_tc_iter, groups)
     # tiles that come from DRAM stream at the measured pace of a DRAM-fed tile pipeline of that
     # tile size and depth (calibrate's tile_stream); the share of the loop's bytes that misses L2
     # follows it, the rest the fitted load latency
     f_dram = min(mem.dram_read / mem.l2_read, 1.0) if (mem is not None and mem.l2_read) else 0.0
-    if dev.dram_stream and f_dram > 0:
-        t_stream = stream_time(dev.dram_stream, share * g2s / total_iters, stages)
-        if stages == 1:
-            t_stream += buffer_hold(t_compute, t_tc_iter, groups)
-        t_latency = (1.0 - f_dram) * t_latency + f_dram * t_stream
-    t_iter = max(t_compute, t_l2, t_latency)
+    streamed = dev.dram_stream and f_dram > 0
+    t_stream_fed = stream_time(dev.dram_stream, share * g2s / total_iters, stages) if streamed else 0.0
     # work outside the loop (accumulator clear, epilogue stores) at one SM's share of the rates
-    rest_tc = rest_other = rest_bytes = 0.0
+    rest_other = rest_bytes = 0.0
     store_bytes = store_requests = 0.0
+    rest_work = []                     # the counts of the ops outside the loop (their tensor time: the clock's)
     for rec, oc in zip(trace.ops, counts.ops):
         if rec.pipeline:
             continue
-        t, o = _op_time_per_sm(oc, dev)
-        rest_tc += t
+        _, o = _op_time_per_sm(oc, dev)
+        rest_work.append(oc)
         rest_other += o
         nbytes = oc.bytes.get((GLOBAL, "write"), 0) + oc.bytes.get((GLOBAL, "read"), 0) \
             + oc.bytes.get((GLOBAL, "atomic"), 0) + oc.excess.get(("global", "sector_waste"), 0)
@@ -461,20 +450,64 @@ def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupan
         else:
             rest_bytes += nbytes
     nblocks = max(trace.num_blocks, 1)
-    t_rest = share * ((rest_tc + rest_other) / nblocks + ((rest_bytes / nblocks) / per_sm_l2 if per_sm_l2 else 0.0)
-                      + accumulator_store_time(store_bytes / nblocks, store_requests / nblocks, dev, per_sm_l2))
+    t_store = accumulator_store_time(store_bytes / nblocks, store_requests / nblocks, dev, per_sm_l2)
     # a block's fixed cost besides its iterations (start, first tile, exit): measured by
     # calibrate's block_stream where the profile has it, else one load latency
     prologue = dev.block_fixed_s or latency
-    block_times = iters * t_iter + prologue + t_rest
-    terms = {"compute": t_compute, "l2": t_l2, "latency": t_latency}
-    return block_times, {"iteration_s": t_iter, "stages": stages, "tile_bytes": g2s / total_iters,
-                         "loop_iterations": total_iters / nblocks,
-                         "iteration_bound": max(terms, key=terms.get),
-                         "terms_s": terms, "tensor_efficiency": wg_eff, "prologue_epilogue_s": prologue + t_rest,
-                         "register_spill_factor": spill, "accumulator_spill_factor": acc_spill,
-                         "reductions_per_iteration": n_reduce / total_iters, "consumer_warpgroups": n_wg,
-                         "gemm_iteration_law": bool(law and math_cycles)}
+
+    def at_clock(clock_hz=None, clock: float = 1.0):
+        clock_hz = clock_hz or dev.tensor_clock_hz
+        tc = 0.0
+        for oc, slow in tensor_work:
+            tc += _tensor_time_per_sm(oc, dev, clock) * slow
+        eff = wg_eff
+        if law and math_cycles:
+            # Hopper, measured (gemm_pipe): one consumer warpgroup's iteration is its math at the
+            # per-clock peak plus a fixed cost (barrier round trip, wgmma wait); with several, one's
+            # fixed cost hides behind the others' math until it exceeds them
+            eff = 1.0
+            t_math = math_cycles / total_iters / clock_hz
+            fixed = gemm_fixed_cycles(dev, n_gemm, n_wg) / clock_hz
+            t_tens = max(t_math, t_math / n_wg + fixed) if n_wg > 1 else t_math + fixed
+            t_compute = consumer_compute(t_tens, other / total_iters) * spill * share
+            t_tc_iter = t_tens * spill * share
+        else:
+            t_compute = consumer_compute(tc / eff, other) * spill * share / total_iters
+            t_tc_iter = (tc / eff) * spill * share / total_iters
+        if not (law and math_cycles):
+            # the fitted per-iteration overhead stands for what the gemm iteration law measured
+            # (gemm_pipe times whole TileLang iterations: barriers, TMA issue, wgmma waits)
+            t_compute += c.get("iteration_overhead_s", 0.0)
+        # each row reduction (shuffles across the threads of a row, then a barrier) adds its latency to
+        # the iteration's dependent chain (reduce_chain: ~36 ns on the H200, not hidden by more warps)
+        t_compute += dev.reduce_latency_s * n_reduce / total_iters * share
+        if stages > 1:
+            t_latency = latency / (stages - 1)
+        else:
+            # one buffer per operand: the next tile of an operand loads once its consumer is done, so
+            # only the compute of the loop's later consumers hides it (flash attention: K then V)
+            t_latency = latency + buffer_hold(t_compute, t_tc_iter, groups)
+        if streamed:
+            t_stream = t_stream_fed
+            if stages == 1:
+                t_stream += buffer_hold(t_compute, t_tc_iter, groups)
+            t_latency = (1.0 - f_dram) * t_latency + f_dram * t_stream
+        t_iter = max(t_compute, t_l2, t_latency)
+        rest_tc = 0.0
+        for oc in rest_work:
+            rest_tc += _tensor_time_per_sm(oc, dev, clock)
+        t_rest = share * ((rest_tc + rest_other) / nblocks + ((rest_bytes / nblocks) / per_sm_l2 if per_sm_l2 else 0.0)
+                          + t_store)
+        block_times = iters * t_iter + prologue + t_rest
+        terms = {"compute": t_compute, "l2": t_l2, "latency": t_latency}
+        return block_times, {"iteration_s": t_iter, "stages": stages, "tile_bytes": g2s / total_iters,
+                             "loop_iterations": total_iters / nblocks,
+                             "iteration_bound": max(terms, key=terms.get),
+                             "terms_s": terms, "tensor_efficiency": eff, "prologue_epilogue_s": prologue + t_rest,
+                             "register_spill_factor": spill, "accumulator_spill_factor": acc_spill,
+                             "reductions_per_iteration": n_reduce / total_iters, "consumer_warpgroups": n_wg,
+                             "gemm_iteration_law": bool(law and math_cycles)}
+    return at_clock
 
 
 def drifts(pipe_info: dict, time_s: float, dram_if_drifting: float | None, dev: Device) -> bool:
@@ -514,15 +547,16 @@ def prefetch_iteration(pipe_info: dict) -> float:
     return max(terms.get("compute", 0.0), terms.get("l2", 0.0)) or pipe_info["iteration_s"]
 
 
-def _clocked(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, tile_mem, mem, assumptions: list):
+def _clocked(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, tile_mem, mem, assumptions: list,
+             order):
     """(timed, clock ratio, clocked) of one memory state: the block pipeline and the launch's
     resources at the power-limited SM clock.  The measured tensor rates hold at the clock of
     sustained matmuls (dev.tensor_clock_hz); a kernel that keeps its tensor cores less busy, or
     that runs with idle gaps between launches, draws less power and runs at a higher clock.  Only
     the tensor rates are re-scaled (the CUDA-core rates were measured at their own, unthrottled
-    clock)."""
-    order = memory.launch_order(trace)          # the same at every clock
-    pipe = block_pipeline(trace, counts, dev, occ, tile_mem)
+    clock).  order: the blocks' launch order (memory.launch_order)."""
+    at_clock = pipeline_at_clock(trace, counts, dev, occ, tile_mem)
+    pipe = at_clock() if at_clock else None
     timed = _timed(trace, counts, dev, occ, pipe, mem, assumptions, order)
     clock = 1.0
     # the power that pulls the clock down is the tensor cores': CUDA-core and SFU work (attention's
@@ -536,9 +570,8 @@ def _clocked(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, ti
             if abs(f / dev.tensor_clock_hz - clock) < 1e-3:
                 break
             clock = f / dev.tensor_clock_hz
-            fast = replace(dev, tensor_peak={k: v * clock for k, v in dev.tensor_peak.items()})
-            pipe = block_pipeline(trace, counts, fast, occ, tile_mem, clock_hz=f)
-            timed = _timed(trace, counts, fast, occ, pipe, mem, [], order)
+            pipe = at_clock(f, clock) if at_clock else None
+            timed = _timed(trace, counts, dev, occ, pipe, mem, [], order, clock)
     return timed, clock, clocked
 
 
@@ -552,10 +585,12 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
     states = ((dev.pace_spread, dev.l2_merge_group),)
     if dev.pace_spread_drifting > dev.pace_spread:
         states += ((dev.pace_spread_drifting, 1),)
-    tile_mem, *drifted = memory.estimates(trace, slots, dev.l2_bytes, dev.l2_partitions, dev.l2_hit_curve, states)
+    order = memory.launch_order(trace)
+    tile_mem, *drifted = memory.estimates(trace, slots, dev.l2_bytes, dev.l2_partitions, dev.l2_hit_curve, states,
+                                          order)
     mem = spill_memory(trace, counts, dev, occ, tile_mem)
     notes: list = []
-    timed, clock, clocked = _clocked(trace, counts, dev, occ, tile_mem, mem, notes)
+    timed, clock, clocked = _clocked(trace, counts, dev, occ, tile_mem, mem, notes, order)
     dram_if_drifting = None
     dram_in_step = mem.dram_bytes
     drift_note = None
@@ -575,7 +610,7 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
                           "keeps sharers together")
             tile_mem, mem = drifted, drifted_mem
             notes = []
-            timed, clock, clocked = _clocked(trace, counts, dev, occ, tile_mem, mem, notes)
+            timed, clock, clocked = _clocked(trace, counts, dev, occ, tile_mem, mem, notes, order)
         elif dram_if_drifting > 1.1 * mem.dram_bytes:
             drift_note = (f"if the SMs drift apart (pace spread {dev.pace_spread_drifting:.1%}, as in deep unswizzled "
                           f"pipelines) blocks sharing a tile reach it too far apart and DRAM traffic rises to "
@@ -679,9 +714,11 @@ def dram_time(dram_read: float, dram_write: float, dev: Device) -> tuple[float, 
     return t, wb
 
 
-def _timed(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, pipe, mem, assumptions: list, order):
+def _timed(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, pipe, mem, assumptions: list, order,
+           clock: float = 1.0):
     """Resource times, the block schedule and the bound of one launch: (time_s, bound, res,
-    imbalance, pipe_info).  order: the blocks' launch order (memory.launch_order)."""
+    imbalance, pipe_info).  order: the blocks' launch order (memory.launch_order); clock: the
+    tensor rates' scale (the SM clock over dev.tensor_clock_hz)."""
     slots = occ.blocks_per_sm * dev.sm_count
     nblocks = max(trace.num_blocks, 1)
     res: dict[str, float] = {}
@@ -689,7 +726,7 @@ def _timed(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, pipe
         if not n:
             continue
         if unit == TENSOR:
-            rate, key = dev.tensor_rate(dtype), f"tensor {dtype}"
+            rate, key = dev.tensor_rate(dtype) * clock, f"tensor {dtype}"
         elif unit == CUDA:
             rate, key = dev.cuda_rate(dtype), f"cuda {dtype}"
         elif unit == SFU:

@@ -5,6 +5,7 @@ records and never the IR.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -15,7 +16,11 @@ GLOBAL, SHARED, FRAGMENT, LOCAL = "global", "shared", "fragment", "local"
 
 def dtype_bytes(dtype: str) -> float:
     """Bytes per element of a TVM dtype string ("float16", "float8_e4m3fn", "int4", "bool")."""
-    dtype = str(dtype)
+    return _dtype_bytes(str(dtype))
+
+
+@functools.lru_cache(maxsize=None)
+def _dtype_bytes(dtype: str) -> float:
     if dtype == "bool":
         return 1
     lanes = 1

@@ -17,9 +17,10 @@ from tvm import tirx
 from .evaluate import LoopAxis, align
 
 
-def loop_vars_in(expr, env: dict) -> list:
-    """Variables of `expr` that are enumerated loops in `env`, in first-seen order."""
-    found = []
+def loop_vars_in(expr, env: dict) -> dict:
+    """Variables of `expr` that are enumerated loops in `env`, in first-seen order, each with its
+    LoopAxis."""
+    found = {}
     seen_lets = set()
 
     def visit(n):
@@ -27,8 +28,7 @@ def loop_vars_in(expr, env: dict) -> list:
             return
         val = env.get(n)
         if isinstance(val, LoopAxis):
-            if n not in found:
-                found.append(n)
+            found.setdefault(n, val)
         elif isinstance(val, tirx.PrimExpr) and n not in seen_lets:
             seen_lets.add(n)
             tirx.stmt_functor.post_order_visit(val, visit)
@@ -45,7 +45,9 @@ class Linear:
 
 def linearize(ev, expr) -> Linear | None:
     """The expression as base + Σ coef·(v - start), or None when it is not linear in its loops."""
-    loops = {v: ev.env[v] for v in loop_vars_in(expr, ev.env)}
+    loops = loop_vars_in(expr, ev.env)
+    if not loops:
+        return Linear(ev(expr), {}, loops)
     at_start = {v: _scalar_start(ax) for v, ax in loops.items()}
     if any(s is None for s in at_start.values()):
         return None
@@ -59,10 +61,17 @@ def linearize(ev, expr) -> Linear | None:
         if last > 1:
             end = ev.child({**at_start, v: at_start[v] + last})(expr)
             e, b2, c2 = align(end, base, c)
-            if not np.all(e == b2 + c2 * last):
+            if not _all_equal(e, b2 + c2 * last):
                 return None
         coef[v] = c
     return Linear(base, coef, loops)
+
+
+def _all_equal(a, b) -> bool:
+    """np.all(a == b) for numbers or arrays (plain comparison for two numbers)."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return bool(np.all(a == b))
+    return a == b
 
 
 def _scalar_start(ax: LoopAxis):
@@ -152,10 +161,85 @@ def index_range(lin: Linear | None, extent: int):
     lo, hi = lin.base, lin.base
     for v, ax in lin.loops.items():
         span = lin.coef[v] * (ax.max_extent - 1)
-        lo, hi, span = align(lo, hi, span)
-        lo = lo + np.minimum(span, 0)
-        hi = hi + np.maximum(span, 0)
+        if isinstance(span, np.ndarray):
+            lo, hi, span = align(lo, hi, span)
+            lo = lo + np.minimum(span, 0)
+            hi = hi + np.maximum(span, 0)
+        else:                      # the same span for every block: lo and hi keep their shape
+            lo, hi = lo + min(span, 0), hi + max(span, 0)
     return lo, hi + extent
+
+
+def union_lengths(groups: list) -> list[int]:
+    """The length of the union of each group's ranges [lo, hi), clipped to [0, dim): `groups`
+    holds (bounds, dim), bounds a list of (lo, hi) -- numbers, or arrays of per-block values.
+    A group of many ranges is swept on its own (union_length), the others together in one sweep
+    (_swept_together: numpy's cost per call, not the ranges, is what they cost)."""
+    out = [0] * len(groups)
+    few = []
+    for g, (bounds, dim) in enumerate(groups):
+        lo, hi = _group_bounds(bounds)
+        if lo.size > BATCHED_RANGES:
+            out[g] = union_length(lo, hi, dim)
+        else:
+            few.append((g, lo, hi, int(dim)))
+    if few:
+        for (g, *_), n in zip(few, _swept_together(few)):
+            out[g] = n
+    return out
+
+
+def _swept_together(groups: list) -> list[int]:
+    """union_length of each (group, lo, hi, dim) in one sweep: each group is shifted into a span
+    of its own (the spans follow one another, so no range reaches into the next group's), and a
+    group's length is what its ranges add."""
+    spans = np.array([dim for *_, dim in groups], dtype=np.int64)
+    sizes = [lo.size for _, lo, _, _ in groups]
+    starts = np.concatenate(([0], np.cumsum(spans)[:-1]))      # where each group's span starts
+    dim, start = np.repeat(spans, sizes), np.repeat(starts, sizes)
+    lo = np.minimum(np.maximum(np.concatenate([lo for _, lo, _, _ in groups]), 0), dim)
+    hi = np.maximum(np.minimum(np.concatenate([hi for _, _, hi, _ in groups]), dim), lo) + start   # empty: [lo, lo)
+    lo += start
+    order = np.argsort(lo)
+    lo, hi = lo[order], hi[order]
+    reach = np.maximum.accumulate(hi)
+    added = np.concatenate(([0], np.cumsum(reach - np.maximum(lo, np.concatenate((lo[:1], reach[:-1]))))))
+    # each group's ranges follow from its span's start (an empty range clipped to its group's end
+    # may sort among the next group's: it adds nothing)
+    first = np.searchsorted(lo, starts)
+    return (added[np.append(first[1:], lo.size)] - added[first]).tolist()
+
+
+# a group of more ranges than this is swept on its own (union_lengths)
+BATCHED_RANGES = 1024
+
+
+def _group_bounds(bounds: list):
+    """A group's ranges as two flat int64 arrays of their bounds (scalar ranges gathered into one
+    array, after the arrays)."""
+    los, his, few_lo, few_hi = [], [], [], []
+    for lo, hi in bounds:
+        if isinstance(lo, np.ndarray) or isinstance(hi, np.ndarray):
+            lo, hi = _flat_bounds(lo, hi)
+            los.append(lo)
+            his.append(hi)
+        else:
+            few_lo.append(lo)
+            few_hi.append(hi)
+    if few_lo or not los:
+        los.append(np.array(few_lo, dtype=np.int64))
+        his.append(np.array(few_hi, dtype=np.int64))
+    if len(los) == 1:
+        return los[0], his[0]
+    return np.concatenate(los), np.concatenate(his)
+
+
+def _flat_bounds(lo, hi):
+    """A range's bounds as two flat int64 arrays of equal length (broadcast against each other)."""
+    lo, hi = align(np.asarray(lo, dtype=np.int64), np.asarray(hi, dtype=np.int64))
+    if lo.shape != hi.shape:
+        lo, hi = np.broadcast_arrays(lo, hi)
+    return lo.reshape(-1), hi.reshape(-1)
 
 
 def union_length(lo, hi, dim: int) -> int:

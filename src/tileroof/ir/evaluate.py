@@ -76,8 +76,8 @@ def align(*values):
 
 
 def _align(a, b):
-    if not isinstance(a, np.ndarray) and not isinstance(b, np.ndarray):
-        return a, b                  # two scalars: nothing to align
+    if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)) or a.ndim == b.ndim:
+        return a, b                  # a scalar broadcasts as it is; equal ranks need nothing
     return align(a, b)
 
 
@@ -181,7 +181,9 @@ class Evaluator:
         return e
 
     def _int_imm(self, e):
-        return bool(e.value) if e.dtype == "bool" else int(e.value)
+        v = int(e.value)
+        # a bool constant holds 0 or 1: only those need the (slow to read) dtype
+        return bool(v) if v in (0, 1) and e.dtype == "bool" else v
 
     def _float_imm(self, e):
         return float(e.value)
@@ -231,8 +233,8 @@ class Evaluator:
         raise DataDependent(f"{type(e).__name__} expression")
 
     def _var(self, v):
-        if v in self.env:
-            val = self.env[v]
+        val = self.env.get(v, _UNBOUND)
+        if val is not _UNBOUND:
             if isinstance(val, LoopAxis):
                 return val.values()
             if isinstance(val, tirx.PrimExpr):
@@ -317,6 +319,9 @@ def _handler(e):
 
 # expression type -> Evaluator method
 _HANDLERS: dict = {}
+
+# Evaluator._var: a variable without a value in the environment
+_UNBOUND = object()
 
 
 # env key under which the walk keeps the launch's thread axes (x, y, z), for the thread-index intrinsics

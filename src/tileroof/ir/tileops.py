@@ -35,8 +35,9 @@ def _str(x) -> str:
 
 
 def copy(w, call, m, kind="copy"):
-    src, s_starts, s_ext, _ = w.region(call.args[0])
-    dst, d_starts, d_ext, _ = w.region(call.args[1])
+    args = call.args[:]                 # the arguments as a list, read from TVM in one pass
+    src, s_starts, s_ext, _ = w.region(args[0])
+    dst, d_starts, d_ext, _ = w.region(args[1])
     s_n, s_key = w.tile_elements(src, s_starts, s_ext, m)
     d_n, d_key = w.tile_elements(dst, d_starts, d_ext, m)
     # the global side decides what moves: edge tiles read fewer elements (the rest of the shared
@@ -55,14 +56,14 @@ def copy(w, call, m, kind="copy"):
 
 
 def gemm(w, call, m, kind="gemm"):
-    a, _, a_ext, _ = w.region(call.args[0])
-    b, _, b_ext, _ = w.region(call.args[1])
-    c, _, c_ext, _ = w.region(call.args[2])
-    trans_a, trans_b = bool(_int(call.args[3])), bool(_int(call.args[4]))
-    M, N, K = _int(call.args[5]), _int(call.args[6]), _int(call.args[7])
-    policy = _int(call.args[8]) if len(call.args) > 8 else 0
-    per_block_execs = w._per_block(m).sum()
-    n = int(per_block_execs)
+    args = call.args[:]                 # the arguments as a list, read from TVM in one pass
+    a, _, a_ext, _ = w.region(args[0])
+    b, _, b_ext, _ = w.region(args[1])
+    c, _, c_ext, _ = w.region(args[2])
+    trans_a, trans_b = bool(_int(args[3])), bool(_int(args[4]))
+    M, N, K = _int(args[5]), _int(args[6]), _int(args[7])
+    policy = _int(args[8]) if len(args) > 8 else 0
+    n = int(w._executions(m))
     sparse = kind.endswith("_sp")
     operands = (
         Operand(a.name, a.scope, a.dtype, "read", tuple(a_ext), n * M * K),
@@ -88,7 +89,7 @@ def reduce(w, call, m):
     dst, _, d_ext, _ = w.region(call.args[1])
     kind = _str(call.args[2])
     dim = _int(call.args[3])
-    execs = int(w._per_block(m).sum())
+    execs = int(w._executions(m))
     cost = 2 if kind == "abssum" else 1
     elems = _prod(s_ext)
     w.record("reduce", f"reduce_{kind} {src.name} -> {dst.name}", m,
@@ -101,7 +102,7 @@ def reduce(w, call, m):
 def scan(w, call, m, kind):
     src, _, s_ext, _ = w.region(call.args[0])
     dst, _, d_ext, _ = w.region(call.args[1])
-    execs = int(w._per_block(m).sum())
+    execs = int(w._executions(m))
     elems = _prod(s_ext)
     w.record(kind, f"{kind} {src.name} -> {dst.name}", m,
              (Operand(src.name, src.scope, src.dtype, "read", tuple(s_ext), execs * elems),
@@ -128,7 +129,7 @@ def im2col(w, call, m):
     img, _, i_ext, _ = w.region(call.args[0])
     col, _, c_ext, _ = w.region(call.args[1])
     kernel, stride, dilation, pad = (_int(w.ev(a)) for a in call.args[4:8])
-    execs = int(w._per_block(m).sum())
+    execs = int(w._executions(m))
     tile = _prod(c_ext)
     # NHWC image: the share of (output pixel, kernel tap) pairs that fall inside the image
     _, H, W, _ = img.shape
@@ -155,7 +156,7 @@ def im2col(w, call, m):
 
 def finalize_reducer(w, call, m):
     buf, _, ext, _ = w.region(call.args[0])
-    execs = int(w._per_block(m).sum())
+    execs = int(w._executions(m))
     w.record("finalize_reducer", f"finalize_reducer {buf.name}", m,
              (Operand(buf.name, buf.scope, buf.dtype, "readwrite", tuple(ext), execs * _prod(ext)),),
              {}, {("cuda", buf.dtype, "allreduce"): _prod(ext)})
@@ -182,7 +183,7 @@ def element_atomic(w, call, m):
         arith._indices(i)
     for unknown in arith.unknown:
         w._unmodeled(unknown, m, "operation in an atomic's value not modelled")
-    execs = int(w._per_block(m).sum())
+    execs = int(w._executions(m))
     lanes = 4 if "x4" in name else 2 if "x2" in name else 1
     operands = []
     for load in arith.loads:
@@ -205,7 +206,7 @@ def thread_allreduce(w, call, m):
     value, target = call.args[1], call.args[3]
     arith = ArithCount()
     arith.visit(value)
-    execs = int(w._per_block(m).sum())
+    execs = int(w._executions(m))
     operands = []
     for load in arith.loads:
         info = w._register(load.buffer)
@@ -261,7 +262,7 @@ def ldmatrix(w, call, m):
         return
     num = _int(call.args[1])
     info = w._register(load.buffer)
-    execs = int(w._per_block(m).sum())
+    execs = int(w._executions(m))
     elems = execs * num * 4 / dtype_bytes(info.dtype)
     w.record("ldmatrix", f"ldmatrix x{num} {info.name}", m,
              (Operand(info.name, info.scope, info.dtype, "read", (num * 4,), int(round(elems))),), {"num": num})

@@ -20,6 +20,7 @@ from . import affine
 from .arith import ArithCount
 from .evaluate import (GRID_AXES, THREAD_AXES, _THREAD_INDEX_CALLS, DataDependent, Evaluator, LoopAxis, align,
                        axes_of, expand, local_key, sum_loop_axes)
+from .tileops import TILE_OPS
 
 # an array this large (elements) is not built to decide a condition exactly; the count is bounded
 MAX_ENUMERATION = 1 << 24
@@ -98,9 +99,24 @@ def _items(array) -> list:
     return array[:]
 
 
+def _any_below(a, b) -> bool:
+    """np.any(a < b) for numbers or arrays (plain comparison for two numbers, an integer array's
+    extreme against a number)."""
+    if isinstance(a, np.ndarray):
+        if not isinstance(b, np.ndarray) and a.size and a.dtype.kind in "iu":
+            return bool(a.min() < b)
+        return bool(np.any(np.less(a, b)))
+    if isinstance(b, np.ndarray):
+        if b.size and b.dtype.kind in "iu":
+            return bool(a < b.max())
+        return bool(np.any(np.less(a, b)))
+    return a < b
+
+
 def _op_name(call) -> str:
     op = call.op
-    return op.name if hasattr(op, "name") else str(op)
+    name = getattr(op, "name", None)
+    return str(op) if name is None else name
 
 
 def _weight(m, value, loops: dict):
@@ -164,9 +180,10 @@ class Walker:
 
     # ---- set-up -------------------------------------------------------------------------------
     def _bind_params(self, binding: dict) -> None:
+        buffer_map = self.func.buffer_map
+        params = [(p, buffer_map.get(p)) for p in _items(self.func.params)]
         by_name = {}
-        for p in self.func.params:
-            buf = self.func.buffer_map.get(p)
+        for p, buf in params:
             for e in ([] if buf is None else _items(buf.shape)):
                 if isinstance(e, tirx.Var):
                     by_name.setdefault(e.name, e)
@@ -179,8 +196,7 @@ class Walker:
         if missing:
             raise TileroofError(
                 f"symbolic shape {', '.join(missing)} has no value: pass it with -p {missing[0]}=<int>")
-        for p in self.func.params:
-            buf = self.func.buffer_map.get(p)
+        for _, buf in params:
             if buf is not None:
                 self._register(buf, is_param=True)
 
@@ -197,27 +213,36 @@ class Walker:
         return tuple(out)
 
     def _register(self, buf, is_param=False, stages=1) -> BufferInfo:
-        info = self.buffers.get(buf.name)
+        name = buf.name
+        info = self.buffers.get(name)
         if info is not None:
             return info
-        data = buf.data
-        storage = self.storage.setdefault(data, buf.name)
-        info = BufferInfo(buf.name, scope_of(buf), str(buf.dtype), self._ints(_items(buf.shape), f"shape of {buf.name}"),
+        storage = self.storage.setdefault(buf.data, name)
+        info = BufferInfo(name, scope_of(buf), str(buf.dtype), self._ints(_items(buf.shape), f"shape of {name}"),
                           storage, is_param, stages)
-        self.buffers[buf.name] = info
+        self.buffers[name] = info
         if self._grid_depth == 0:
-            self._outer_buffers[buf.name] = info
+            self._outer_buffers[name] = info
         return info
 
     # ---- multiplicity helpers -----------------------------------------------------------------
     def _per_block(self, m) -> np.ndarray:
         gx, gy, gz = self.grid
+        m = sum_loop_axes(m)
+        if not isinstance(m, np.ndarray):
+            return np.full(gx * gy * gz, np.rint(float(m)))
         full = np.empty((gz, gy, gx))
-        full[...] = np.rint(expand(np.asarray(sum_loop_axes(m), dtype=np.float64), GRID_AXES))
+        full[...] = np.rint(expand(m.astype(np.float64, copy=False), GRID_AXES))
         return full.reshape(-1)
 
+    def _executions(self, m) -> float:
+        """_per_block(m).sum() without building the per-block array: the counts are whole numbers,
+        so the distinct ones' sum times the blocks that repeat each is the same sum, exactly."""
+        per_block = np.rint(np.asarray(sum_loop_axes(m), dtype=np.float64))
+        return float(per_block.sum()) * (self._grid_size() // per_block.size)
+
     def _unmodeled(self, name: str, m, reason: str) -> None:
-        n = int(self._per_block(m).sum())
+        n = int(self._executions(m))
         prev = self.unmodeled.get(name)
         self.unmodeled[name] = Unmodeled(name, n + (prev.executions if prev else 0), reason)
 
@@ -380,14 +405,13 @@ class Walker:
         v = s.value
         if isinstance(v, tirx.Call):
             name = _op_name(v)
-            from .tileops import TILE_OPS
             builder = TILE_OPS.get(name)
             # tile ops are collective (the block, or the warps a thread condition selects, runs them
             # once); element intrinsics outside T.Parallel run in every selected thread
             simt = not name.startswith("tl.tileop.") and self.parallel_depth == 0
             if builder is not None:
                 mw = self._thread_weight(m, simt)
-                self._record_attrs = self._simt_attrs(m, float(self._per_block(mw).sum())) if simt else {}
+                self._record_attrs = self._simt_attrs(m, self._executions(mw)) if simt else {}
                 builder(self, v, mw)
                 self._record_attrs = {}
                 if self.ev.locals:
@@ -800,7 +824,7 @@ class Walker:
             for i in indices:
                 if isinstance(i, tirx.PrimExpr):
                     names.update(self._thread_vars(i))
-            return int(self._per_block(self._thread_weight(m, True, names)).sum())
+            return int(self._executions(self._thread_weight(m, True, names)))
 
         operands = []
         for load in arith.loads:
@@ -829,7 +853,7 @@ class Walker:
     def _simt_attrs(self, m, n) -> dict:
         """A SIMT record's executions count threads: `simt_threads` is how many threads run each
         block-level step (so executions / simt_threads is the step count, e.g. loop trips)."""
-        steps = float(self._per_block(self._thread_weight(m, False)).sum())
+        steps = self._executions(self._thread_weight(m, False))
         return {"simt_threads": n / steps if steps else 1.0}
 
     # ---- helpers for tile ops -----------------------------------------------------------------
@@ -882,7 +906,7 @@ class Walker:
         full = 1
         for e in extents:
             full *= e
-        executions = float(self._per_block(m).sum())
+        executions = self._executions(m)
         if info.scope != GLOBAL:
             return int(round(executions * full)), None
         try:
@@ -908,7 +932,7 @@ class Walker:
                 block_start.append(affine.sequence_key(lin))
             if ranges is not None:
                 ranges.append((lin_lo, lin_hi))
-            if np.any(np.asarray(lin_lo) < 0) or np.any(np.asarray(lin_hi) > dim):
+            if _any_below(lin_lo, 0) or _any_below(dim, lin_hi):
                 inside = False
         if ranges is not None:
             self.footprint_parts[info.storage].append((info, ranges))
@@ -936,7 +960,7 @@ class Walker:
             lo = np.maximum(v, 0)
             hi = np.minimum(np.add(v, ext), dim)
             inside = np.multiply(*align(inside, np.maximum(np.subtract(hi, lo), 0)))
-        return float(np.sum(self._per_block(_weight(m, np.asarray(inside, dtype=np.float64), self.loops))))
+        return self._executions(_weight(m, np.asarray(inside, dtype=np.float64), self.loops))
 
     def _tile_footprint(self, info, vals, extents):
         ranges = [(v, np.add(v, e)) for v, e in zip(vals, extents)]
@@ -961,8 +985,10 @@ class Walker:
     def _footprints(self, all_parts=None) -> dict:
         """Unique bytes touched per storage: per dimension, the union of the index ranges of every
         block (all iterations included); the footprint is the product over dimensions (an upper
-        bound when coverage is not a product set, e.g. triangular), capped at the buffer's size."""
-        out = {}
+        bound when coverage is not a product set, e.g. triangular), capped at the buffer's size.
+        The unions of every buffer and dimension are swept together (affine.union_lengths)."""
+        storages = []                  # (storage, bytes counted whole, cap, buffers with ranges)
+        groups = []                    # (bounds, dim) of each dimension of those buffers, in order
         for storage, parts in (self.footprint_parts if all_parts is None else all_parts).items():
             by_buffer: dict = {}
             for info, ranges in parts:
@@ -973,18 +999,22 @@ class Walker:
                     entry[1].append(ranges)
             total = 0
             cap = 0
+            ranged = []
             for name, (info, range_list, unknown) in by_buffer.items():
                 cap = max(cap, info.nbytes)
                 if unknown or not range_list:
                     total += info.nbytes
                     continue
+                ranged.append(info)
+                groups.extend(([r[d] for r in range_list], dim) for d, dim in enumerate(info.shape))
+            storages.append((storage, total, cap, ranged))
+        lengths = iter(affine.union_lengths(groups) if groups else ())
+        out = {}
+        for storage, total, cap, ranged in storages:
+            for info in ranged:
                 elems = 1
-                for d, dim in enumerate(info.shape):
-                    pairs = [np.broadcast_arrays(*align(np.asarray(r[d][0], dtype=np.int64),
-                                                        np.asarray(r[d][1], dtype=np.int64))) for r in range_list]
-                    los = np.concatenate([p[0].reshape(-1) for p in pairs])
-                    his = np.concatenate([p[1].reshape(-1) for p in pairs])
-                    elems *= affine.union_length(los, his, dim)
+                for _ in info.shape:
+                    elems *= next(lengths)
                 total += int(elems * dtype_bytes(info.dtype))
             out[storage] = min(total, cap)
         return out
