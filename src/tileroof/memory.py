@@ -152,15 +152,16 @@ def reuse_hit_share(distance, capacity: float, hit_curve: tuple = ()):
     `capacity`."""
     distance = np.asarray(distance, dtype=np.float64)
     if hit_curve:
-        xs, ys = _curve_points(hit_curve)
+        xs, ys = curve_arrays(hit_curve)
         return np.interp(distance, xs, ys, left=1.0, right=ys[-1])
     return (distance <= capacity).astype(np.float64)
 
 
 @functools.lru_cache(maxsize=None)
-def _curve_points(hit_curve: tuple):
-    """A hit curve's distances and shares as (read-only) arrays, made once per curve."""
-    xs, ys = (np.array(v, dtype=np.float64) for v in zip(*hit_curve))
+def curve_arrays(points: tuple):
+    """A measured table of (x, y) points (a hit curve, a cost curve) as its two columns,
+    read-only float arrays made once per table (for np.interp)."""
+    xs, ys = (np.array(v, dtype=np.float64) for v in zip(*points))
     xs.flags.writeable = ys.flags.writeable = False
     return xs, ys
 
@@ -295,7 +296,8 @@ def drift_misses(followers: list, working_set, slots: int, drift: float, capacit
         late = []
         for i, (g, w, inverse) in gaps.items():
             b = followers[i][2]
-            miss = 1.0 - reuse_hit_share(deciles * (g * rate[w]), capacity, hit_curve).mean(axis=0)
+            # the mean over the deciles (what ndarray.mean computes: the sum, then / their count)
+            miss = 1.0 - reuse_hit_share(deciles * (g * rate[w]), capacity, hit_curve).sum(axis=0) / q.size
             late.append(b * miss[inverse])
             out[i] = float(late[-1].sum())
         # the re-fetches by wave (bincount adds them up in order, operand after operand)

@@ -709,7 +709,7 @@ def dram_time(dram_read: float, dram_write: float, dev: Device) -> tuple[float, 
     t = total / dev.dram_bw
     wb = memory.flush_writeback(dram_read, dram_write, dev.flush_dirty_bytes, dev.l2_bytes)
     if wb and dev.flush_writeback_cost:
-        xs, ys = zip(*dev.flush_writeback_cost)
+        xs, ys = memory.curve_arrays(dev.flush_writeback_cost)
         t += wb * float(np.interp(float(dram_read) / total, xs, ys))
     return t, wb
 
