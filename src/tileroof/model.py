@@ -681,11 +681,12 @@ def power_limited_clock(busy_share: float, time_s: float, dev: Device) -> float:
 
 
 def tensor_boost_clock(dev: Device) -> float:
-    """The highest SM clock while tensor cores work: the clock the datasheet's tensor peaks are
-    computed at (Hopper SXM: 1830 MHz, below the 1980 MHz FP32/FP64 boost; Nsight Compute on the
-    H200 never reads more than 1832 MHz over the 321 recorded kernels with tensor work, timeline
-    sets 4-9 inside the timing loop ~1800 for tensor-bound blocks), or the boost clock where the
-    catalog gives no separate figure."""
+    """The highest SM clock while tensor cores work: the device's tensor_boost_clock_hz -- in the
+    catalog the clock the datasheet's tensor peaks are computed at (Hopper SXM: 1830 MHz, below the
+    1980 MHz FP32/FP64 boost; Nsight Compute on the H200 never reads more than 1832 MHz over the 321
+    recorded kernels with tensor work), in a calibrated profile the clock of short tensor-bound
+    launches inside the timing loop (derive.tensor_clock_entry: 1748 MHz on the H200) -- or the
+    boost clock where neither gives a separate figure."""
     return min(dev.tensor_boost_clock_hz or dev.clock_hz, dev.clock_hz or dev.tensor_boost_clock_hz)
 
 
