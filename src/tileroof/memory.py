@@ -106,7 +106,7 @@ def _stable_order(values, size: int) -> np.ndarray:
         values = values.astype(np.uint8)
     elif size <= 1 << 16:
         values = values.astype(np.uint16)
-    return np.argsort(values, kind="stable")
+    return values.argsort(kind="stable")
 
 
 def _run_heads(ordered) -> np.ndarray:
@@ -141,7 +141,9 @@ def _keys_per_block(op, grid_shape: tuple):
             distinct = np.sort(coord, axis=None)
             distinct = distinct[np.concatenate(([True], distinct[1:] != distinct[:-1]))]
             ids = np.searchsorted(distinct, coord)     # = np.unique(coord, return_inverse=True)[1]
-            ids = np.broadcast_to(ids.reshape(v.shape + (1,) * (3 - v.ndim)), grid_shape).reshape(-1)
+            spread = np.empty(grid_shape, dtype=ids.dtype)
+            spread[...] = ids.reshape(v.shape + (1,) * (3 - v.ndim))
+            ids = spread.reshape(-1)
             key = ids if key is None else key * (int(ids.max()) + 1) + ids
     return np.zeros(int(np.prod(grid_shape)), dtype=np.int64) if key is None else key
 
@@ -302,7 +304,7 @@ def drift_misses(followers: list, working_set, slots: int, drift: float, capacit
             out[i] = float(late[-1].sum())
         # the re-fetches by wave (bincount adds them up in order, operand after operand)
         new = np.bincount(follower_waves, np.concatenate(late), minlength=working_set.size)
-        if np.all(np.abs(new - extra) <= 1.0 + 1e-3 * np.abs(extra)):     # np.allclose(rtol=1e-3, atol=1)
+        if (np.abs(new - extra) <= 1.0 + 1e-3 * np.abs(extra)).all():     # np.allclose(rtol=1e-3, atol=1)
             break
         extra = new
     return out
@@ -407,7 +409,7 @@ def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: in
         nkeys = int(keys.max()) + 1
         pair = wave_of * nkeys + keys
         by_pair, grouped, head = _sharers(pair, waves * nkeys, order)
-        starts = np.flatnonzero(head)
+        starts = head.nonzero()[0]
         # each (wave, tile) and the first block (by id) that reads it: np.unique(pair, return_index=True)
         uniq, first = grouped[starts], np.minimum.reduceat(by_pair, starts)
         w_of_pair = uniq // nkeys
@@ -528,7 +530,7 @@ def _merged_read(tiled: list, order, slots: int, merge_group: int) -> float:
     # the TPC each launch position runs on: positions merge_group*j .. merge_group*j + merge_group-1
     # of a wave share one, so a TPC's blocks are neighbours in launch order
     waves = -(-order.size // slots)
-    tpc = (np.repeat(np.arange(waves) * slots, slots) + np.tile(np.arange(slots) // merge_group, waves))[:order.size]
+    tpc = np.add.outer(np.arange(waves) * slots, np.arange(slots) // merge_group).reshape(-1)[:order.size]
     merged = 0.0
     for _, _, nbytes, pairs in tiled:
         if pairs is None:

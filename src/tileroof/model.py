@@ -157,7 +157,7 @@ def _schedule(block_times: np.ndarray, order: np.ndarray, slots: int) -> float:
     work = block_times[order]
     if work.size == 0:
         return 0.0
-    if np.all(work == work[0]):
+    if (work == work[0]).all():
         return float(np.ceil(work.size / slots) * work[0])
     if work.size > 50_000:
         return max(float(work.sum() / slots), float(work.max()))

@@ -366,30 +366,30 @@ class Walker:
         self._register(s.buffer)
 
     def visit_Bind(self, s, m):
-        v = s.value
+        v, var = s.value, s.var
         if isinstance(v, tirx.Call) and _op_name(v) == "tl.launch_thread_idx":
             dim = int(v.args[0].value)
             axis = self._free_axis()
-            loop = LoopAxis(s.var.name, axis, 0, self.threads[dim], replicated=True)
+            loop = LoopAxis(var.name, axis, 0, self.threads[dim], replicated=True)
             self.loops[axis] = loop
-            self.env[s.var] = loop
+            self.env[var] = loop
             axes = list(self.env.get(THREAD_AXES) or (None, None, None))
             axes[dim] = loop
             self.env[THREAD_AXES] = tuple(axes)
             return
-        self.env[s.var] = v
+        self.env[var] = v
         if self.ev.locals and _reads_local(v):
             try:                                   # snapshot: the local may change later
                 val = self.ev(v)
                 if not axes_of(val):
-                    self.env[s.var] = val
+                    self.env[var] = val
             except (DataDependent, TileroofError):
                 pass
         # a scalar let in element code (x = X[i]) still loads and computes once per execution
         arith = ArithCount()
         arith.visit(v)
         if arith.loads or arith.ops or arith.unknown:
-            self._element_record(f"{s.var.name} = ...", arith, m, target=None)
+            self._element_record(f"{var.name} = ...", arith, m, target=None)
 
     def visit_AttrStmt(self, s, m):
         if s.attr_key == "threadblock_swizzle_pattern":
@@ -443,11 +443,12 @@ class Walker:
         step = getattr(s, "step", None)
         if step is not None and not (isinstance(step, tirx.IntImm) and step.value == 1):
             return self._stepped_loop(s, m)
+        var = s.loop_var                  # one wrapper of the loop variable: set and deleted below
         try:
             extent = self.ev(s.extent)
             start = self.ev(s.min)
         except DataDependent as exc:
-            name = s.loop_var.name
+            name = var.name
             if name not in self.assume:
                 return self._data_dependent_loop(s, m, exc.name)
             extent = int(self.assume[name])           # --assume LOOPVAR=TRIPS binds the trip count
@@ -460,9 +461,9 @@ class Walker:
                 start = 0
         axis = self._free_axis()
         thread = tag.startswith("threadIdx.")
-        loop = LoopAxis(s.loop_var.name, axis, start, extent, replicated=thread)
+        loop = LoopAxis(var.name, axis, start, extent, replicated=thread)
         self.loops[axis] = loop
-        self.env[s.loop_var] = loop
+        self.env[var] = loop
         if thread:
             # an explicit thread loop: its body is SIMT code, weighted per thread where it runs
             dim = {"threadIdx.x": 0, "threadIdx.y": 1, "threadIdx.z": 2}.get(tag, 0)
@@ -470,13 +471,15 @@ class Walker:
                 self.threads[dim] = int(extent)
             self.visit(s.body, m)
             del self.loops[axis]
-            del self.env[s.loop_var]
+            del self.env[var]
             return
         saved = (self.stages, self.pipeline, self.pipeline_trips)
         inner = _weight(m, extent, self.loops)
         unannotated = None
-        if s.kind == tirx.ForKind.SERIAL and tb is None:
-            stages = s.annotations.get("num_stages") if s.annotations else None
+        kind = s.kind
+        if kind == tirx.ForKind.SERIAL and tb is None:
+            annotations = s.annotations
+            stages = annotations.get("num_stages") if annotations else None
             if stages is not None:
                 self.stages = int(stages)
                 self._pipelines += 1
@@ -485,10 +488,10 @@ class Walker:
                 self.pipeline_trips = self._per_block(self._thread_weight(inner, False))
             elif not self.pipeline:
                 unannotated = (len(self.ops), inner)
-        parallel = s.kind in (tirx.ForKind.PARALLEL, tirx.ForKind.VECTORIZED)
+        parallel = kind in (tirx.ForKind.PARALLEL, tirx.ForKind.VECTORIZED)
         if parallel:
-            self.parallel_vars.append(s.loop_var)
-        element = s.kind == tirx.ForKind.PARALLEL
+            self.parallel_vars.append(var)
+        element = kind == tirx.ForKind.PARALLEL
         self.parallel_depth += element
         self.visit(s.body, inner)
         self.parallel_depth -= element
@@ -498,7 +501,7 @@ class Walker:
         if unannotated is not None:
             self._serial_pipeline(*unannotated)
         del self.loops[axis]
-        del self.env[s.loop_var]
+        del self.env[var]
 
     def _serial_pipeline(self, first: int, inner) -> None:
         """A serial loop without a num_stages annotation (T.Pipelined(..., num_stages=0), or a plain
@@ -525,13 +528,14 @@ class Walker:
         self.grid[2 - axis] = n
         shape = [1] * (axis + 1)
         shape[axis] = n
-        self.env[s.loop_var] = np.arange(n, dtype=np.int64).reshape(shape)
+        var = s.loop_var                  # one wrapper of the loop variable: set and deleted below
+        self.env[var] = np.arange(n, dtype=np.int64).reshape(shape)
         self._grid_depth += 1
         try:
             self.visit(s.body, m)
         finally:
             self._grid_depth -= 1
-        del self.env[s.loop_var]
+        del self.env[var]
         if top:
             self._end_launch()
 
@@ -659,17 +663,33 @@ class Walker:
         m, factor = align(m, factor)
         return m * factor
 
-    def _thread_stride(self, info, indices):
+    def _linearized(self, indices, k: int, memo: dict | None):
+        """affine.linearize of indices[k] (a PrimExpr), through `memo` where the caller shares one
+        between the readers of one access (each index linearised once; DataDependent kept and
+        raised again)."""
+        if memo is None:
+            return affine.linearize(self.ev, indices[k])
+        if k not in memo:
+            try:
+                memo[k] = affine.linearize(self.ev, indices[k])
+            except DataDependent as exc:
+                memo[k] = exc
+        if isinstance(memo[k], DataDependent):
+            raise memo[k]
+        return memo[k]
+
+    def _thread_stride(self, info, indices, memo=None):
         """Bytes between the elements two neighbouring threads access: the address's coefficient
-        of the innermost T.Parallel variable (TileLang maps it to consecutive threads)."""
+        of the innermost T.Parallel variable (TileLang maps it to consecutive threads).  memo: see
+        _linearized."""
         if not self.parallel_vars or info.scope in (FRAGMENT, LOCAL):
             return None
         var = self.parallel_vars[-1]
         coef_total = 0
         row = 1
         try:
-            for idx, dim in reversed(list(zip(indices, info.shape))):
-                lin = affine.linearize(self.ev, idx) if isinstance(idx, tirx.PrimExpr) else None
+            for k, idx, dim in reversed(list(zip(range(len(indices)), indices, info.shape))):
+                lin = self._linearized(indices, k, memo) if isinstance(idx, tirx.PrimExpr) else None
                 if lin is None:
                     return None
                 c = lin.coef.get(var, 0)
@@ -827,18 +847,15 @@ class Walker:
             return int(self._executions(self._thread_weight(m, True, names)))
 
         operands = []
-        for load in arith.loads:
-            info = self._register(load.buffer)
-            operands.append(Operand(info.name, info.scope, info.dtype, "read", (1,), elements(info, load.indices),
-                                    access_stride=self._thread_stride(info, load.indices)))
+        accesses = [(load, "read") for load in arith.loads] + ([(target, "write")] if target is not None else [])
+        for access, kind in accesses:
+            info = self._register(access.buffer)
+            indices = _items(access.indices)
+            memo: dict = {}               # the indices' linearizations, shared by stride and footprint
+            operands.append(Operand(info.name, info.scope, info.dtype, kind, (1,), elements(info, indices),
+                                    access_stride=self._thread_stride(info, indices, memo)))
             if info.scope == GLOBAL:
-                self._element_footprint(info, load.indices, m)
-        if target is not None:
-            info = self._register(target.buffer)
-            operands.append(Operand(info.name, info.scope, info.dtype, "write", (1,), elements(info, target.indices),
-                                    access_stride=self._thread_stride(info, target.indices)))
-            if info.scope == GLOBAL:
-                self._element_footprint(info, target.indices, m)
+                self._element_footprint(info, indices, m, memo)
         for name, cnt in arith.unknown.items():
             self._unmodeled(name, m_exec, "operation in element code not modelled")
         self.ops.append(OpRecord(
@@ -966,11 +983,11 @@ class Walker:
         ranges = [(v, np.add(v, e)) for v, e in zip(vals, extents)]
         self.footprint_parts[info.storage].append((info, ranges))
 
-    def _element_footprint(self, info, indices, m):
+    def _element_footprint(self, info, indices, m, memo=None):
         ranges = []
         try:
-            for i in indices:
-                r = (affine.index_range(affine.linearize(self.ev, i), 1) if isinstance(i, tirx.PrimExpr)
+            for k, i in enumerate(indices):
+                r = (affine.index_range(self._linearized(indices, k, memo), 1) if isinstance(i, tirx.PrimExpr)
                      else (int(i), int(i) + 1))
                 if r is None:
                     ranges = None
