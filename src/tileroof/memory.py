@@ -191,6 +191,17 @@ def flush_writeback(dram_read: float, dram_write: float, dirty_bytes: float, l2_
     return float(dirty_bytes) * (1.0 - math.exp(-allocated / float(l2_bytes)))
 
 
+def walked_retouches(issued: float, unique: float, waves: int, wave_bytes: float, capacity: float,
+                     hit_curve: tuple = ()) -> tuple[float, float, float]:
+    """(DRAM bytes, reuse distance, hit share) of `issued` bytes over a `unique`-byte target that
+    the blocks walk as they launch: a wave touches about its 1/waves share of the target, so a
+    byte touched again is touched again after about that share and the wave's tiles; the target
+    comes from DRAM once, plus the re-touches the hit curve loses at that distance."""
+    distance = unique / max(waves, 1) + wave_bytes
+    hit = float(reuse_hit_share(distance, capacity, hit_curve))
+    return unique + (float(issued) - unique) * (1.0 - hit), distance, hit
+
+
 def untiled_read(issued: float, unique: float, data_indexed: bool, waves: int, wave_bytes: float,
                  l2_bytes: float, capacity: float, hit_curve: tuple = ()) -> tuple[float, str]:
     """(DRAM bytes, note) of a read with no tile coordinates to follow (element loads in T.Parallel,
@@ -206,9 +217,7 @@ def untiled_read(issued: float, unique: float, data_indexed: bool, waves: int, w
     if data_indexed or waves <= 0:
         d = unique if unique <= float(l2_bytes or 0.0) else float(issued)
         return d, "untiled, indexed by tensor data: from DRAM once if the buffer fits in L2, else every issued byte"
-    distance = unique / waves + wave_bytes
-    hit = float(reuse_hit_share(distance, capacity, hit_curve))
-    d = unique + (float(issued) - unique) * (1.0 - hit)
+    d, distance, hit = walked_retouches(issued, unique, waves, wave_bytes, capacity, hit_curve)
     return d, (f"untiled: the footprint once, re-reads after ~{distance / 1e6:.1f} MB (a wave's share): "
                f"{hit:.0%} hit in L2")
 
@@ -476,17 +485,14 @@ def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: in
         # L2 is write-back: repeated writes to one line merge, so DRAM sees at least the footprint
         # (all of it when the target fits one partition: split-K's atomics onto C); a larger
         # target's line written again (the attention backward's dQ atomics) is still in L2 when
-        # the distinct bytes since its last write fit, read as for an untiled read: the blocks walk
-        # the target as they launch, a wave rewriting about its 1/waves share of it
+        # the distinct bytes since its last write fit, as for an untiled read (walked_retouches)
         note = "write-back"
         if nbytes <= unique:
             d = nbytes
         elif unique <= capacity:
             d = unique
         else:
-            distance = unique / max(waves, 1) + wave_bytes
-            hit = float(reuse_hit_share(distance, capacity, hit_curve))
-            d = unique + (nbytes - unique) * (1.0 - hit)
+            d, distance, hit = walked_retouches(nbytes, unique, waves, wave_bytes, capacity, hit_curve)
             note = (f"write-back; rewritten lines after ~{distance / 1e6:.1f} MB (a wave's share): "
                     f"{hit:.0%} merge in L2")
         written.append(OperandTraffic(storage, nbytes, int(d), int(unique), note))

@@ -687,7 +687,7 @@ def tensor_boost_clock(dev: Device) -> float:
     recorded kernels with tensor work), in a calibrated profile the clock of short tensor-bound
     launches inside the timing loop (derive.tensor_clock_entry: 1748 MHz on the H200) -- or the
     boost clock where neither gives a separate figure."""
-    return min(dev.tensor_boost_clock_hz or dev.clock_hz, dev.clock_hz or dev.tensor_boost_clock_hz)
+    return min((f for f in (dev.tensor_boost_clock_hz, dev.clock_hz) if f), default=0.0)
 
 
 def timing_floor(dev: Device) -> float:

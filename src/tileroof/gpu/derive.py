@@ -233,8 +233,8 @@ def tensor_clock_entry(docs: list, where: str) -> dict:
     that keep their tensor cores busy to the end -- the GEMMs whose accumulator goes out through
     shared memory (set 8) and the flash-attention launches (set 9); a GEMM storing straight from
     its fragments spends up to half its block in the store, at a higher clock (set 10: epilogues
-    at 1780-1940 MHz, loops at 1690-1890).  The highest clock tensor work runs at, inside the timing loop (L2 flushed
-    before every run); the datasheet's tensor peaks assume 1830 MHz."""
+    at 1702-1943 MHz, loops at 1688-1893).  The highest clock tensor work runs at, inside the
+    timing loop (L2 flushed before every run); the datasheet's tensor peaks assume 1830 MHz."""
     pts = []
     for d in docs:
         for r in d.get("results", []):

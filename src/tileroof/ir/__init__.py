@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import dataclasses
-
 import inspect
 
 from ..errors import TileroofError
