@@ -117,6 +117,9 @@ class KernelTrace:
     footprints: dict = field(default_factory=dict)   # storage name -> unique bytes touched
     # storages some access indexes through values read from a tensor (which elements: known at run time)
     data_indexed: tuple = ()
+    # storages whose tile starts read a tensor but are one value per block (a grouped GEMM's group):
+    # the L2 model takes them to spread the blocks evenly, in launch order, over the dimension
+    data_keyed: tuple = ()
     # a PrimFunc with several T.Kernel launches: one trace per launch, run one after another (this
     # trace then holds all their records, the first launch's grid and the footprint over all)
     launches: tuple = ()

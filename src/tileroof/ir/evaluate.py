@@ -164,12 +164,59 @@ class Evaluator:
         # values of scalar locals (T.alloc_local((1,)), T.alloc_var) the walk could follow:
         # (data Var, constant indices) -> value over the grid
         self.locals: dict = {}
+        # scalar locals whose value was read from a tensor (a group index found by a scan of an
+        # offsets table): key -> the grid axes that value depends on, or None (unknown)
+        self.data_locals: dict = {}
 
     def child(self, extra: dict) -> "Evaluator":
         ev = Evaluator({**self.env, **extra}, self.assume)
         ev.assumed_used = self.assumed_used
         ev.locals = self.locals
+        ev.data_locals = self.data_locals
         return ev
+
+    def grid_deps(self, expr, loops: bool = False, own=None):
+        """The grid axes (0 z, 1 y, 2 x) on which `expr` can depend, run-time values included: a
+        tensor element depends on what its indices depend on, a local read from one on what its
+        value did.  None where it also depends on a thread index, on a loop variable (unless
+        `loops`: then loop variables are ignored) or on something unknown.  `own`: the key of the
+        local being written, whose earlier value (x = f(x)) adds nothing new."""
+        deps: set = set()
+        bad = []
+
+        def visit(n):
+            if isinstance(n, tirx.Var):
+                val = self.env.get(n, _UNBOUND)
+                if isinstance(val, LoopAxis):
+                    if val.replicated or not loops:
+                        bad.append(n)
+                elif isinstance(val, np.ndarray):
+                    deps.update(i for i in range(min(val.ndim, GRID_AXES)) if val.shape[i] > 1)
+                elif isinstance(val, tirx.PrimExpr):
+                    sub = self.grid_deps(val, loops, own)
+                    if sub is None:
+                        bad.append(n)
+                    else:
+                        deps.update(sub)
+                elif val is _UNBOUND and n.name not in self.assume:
+                    bad.append(n)
+            elif isinstance(n, tirx.BufferLoad):
+                key = local_key(n.buffer, n.indices)
+                if key is not None:
+                    if key in self.locals:
+                        val = self.locals[key]
+                        if isinstance(val, np.ndarray):
+                            deps.update(i for i in range(min(val.ndim, GRID_AXES)) if val.shape[i] > 1)
+                    elif self.data_locals.get(key) is not None:
+                        deps.update(self.data_locals[key])
+                    elif key != own:
+                        bad.append(n)            # never written, or written per thread
+                elif str(n.buffer.scope()).startswith("local"):
+                    bad.append(n)            # a per-thread array element: not one value per block
+            elif isinstance(n, tirx.Call) and getattr(n.op, "name", "") in _THREAD_INDEX_CALLS:
+                bad.append(n)
+        tirx.stmt_functor.post_order_visit(expr, visit)
+        return None if bad else frozenset(deps)
 
     def __call__(self, e):
         handler = _HANDLERS.get(type(e))

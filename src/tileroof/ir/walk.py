@@ -156,6 +156,7 @@ class Walker:
         self.unmodeled: dict = {}
         self.bounded: set[str] = set()
         self.data_indexed: set[str] = set()
+        self.data_keyed: set[str] = set()
         self.loops: dict[int, LoopAxis] = {}
         self.stages = 0
         self.pipeline = 0
@@ -262,7 +263,7 @@ class Walker:
             ops=tuple(self.ops), unmodeled=tuple(self.unmodeled.values()), bounded=tuple(sorted(self.bounded)),
             assumed=tuple(sorted(self.ev.assumed_used)), swizzle_panel=self.swizzle[0],
             swizzle_order=self.swizzle[1], footprints=self._footprints(),
-            data_indexed=tuple(sorted(self.data_indexed)))
+            data_indexed=tuple(sorted(self.data_indexed)), data_keyed=tuple(sorted(self.data_keyed)))
 
     def _begin_launch(self, s) -> None:
         """A top-level blockIdx loop starts a kernel launch: fresh grid, threads, records."""
@@ -273,15 +274,18 @@ class Walker:
         self._prescan(s.body)
         self.buffers = dict(self._outer_buffers)
         self.ops, self.unmodeled, self.bounded, self.data_indexed = [], {}, set(), set()
+        self.data_keyed = set()
         self.swizzle = (0, "row")
         self.footprint_parts = defaultdict(list)
         self.ev.locals.clear()
+        self.ev.data_locals.clear()
 
     def _end_launch(self) -> None:
         self.launches.append(self._launch_trace())
         for storage, parts in self.footprint_parts.items():
             self._all_footprint_parts[storage].extend(parts)
         self.ops, self.unmodeled, self.bounded, self.data_indexed = [], {}, set(), set()
+        self.data_keyed = set()
         self.footprint_parts = defaultdict(list)
         self.grid, self.threads = [1, 1, 1], [1, 1, 1]
         self.env.pop(THREAD_AXES, None)
@@ -309,6 +313,7 @@ class Walker:
             assumed=tuple(sorted(self.ev.assumed_used)), swizzle_panel=first.swizzle_panel,
             swizzle_order=first.swizzle_order, footprints=self._footprints(self._all_footprint_parts),
             data_indexed=tuple(sorted({b for t in self.launches for b in t.data_indexed})),
+            data_keyed=tuple(sorted({b for t in self.launches for b in t.data_keyed})),
             launches=tuple(self.launches))
 
     def _prescan(self, body) -> None:
@@ -810,7 +815,9 @@ class Walker:
             v = None
         if v is None or axes_of(v) or (isinstance(v, np.ndarray) and v.ndim > GRID_AXES):
             self.ev.locals.pop(key, None)
+            self._track_data_local(key, s.value)
             return
+        self.ev.data_locals.pop(key, None)
         active = self._per_block(m) > 0
         old = self.ev.locals.get(key)
         if old is not None and not np.all(active):
@@ -821,10 +828,25 @@ class Walker:
             v = np.where(active, new, prev).reshape(shape)
         self.ev.locals[key] = v
 
+    def _track_data_local(self, key, value) -> None:
+        """A scalar local whose value the walk cannot follow: when the block writes it as one value
+        (no thread condition, outside T.Parallel), remember which grid axes it depends on -- a value
+        read from a tensor (the group a grouped GEMM's block finds by scanning an offsets table)
+        still depends only on the block index.  The loop variables of a scan are ignored: its
+        loop is over when the value is read.  Anything else (a thread-dependent write) is unknown."""
+        deps = None
+        if not (self.thread_conds or self.parallel_depth):
+            deps = self.ev.grid_deps(value, loops=True, own=key)
+            old = self.ev.data_locals.get(key, frozenset())
+            deps = None if deps is None or old is None else deps | old
+        self.ev.data_locals[key] = deps
+
     def _forget_locals(self, buffer) -> None:
         data = buffer.data
         for key in [k for k in self.ev.locals if k[0].same_as(data)]:
             del self.ev.locals[key]
+        for key in [k for k in self.ev.data_locals if k[0].same_as(data)]:
+            del self.ev.data_locals[key]
 
     def _element_record(self, label, arith, m, target):
         """One record for element-level code: its loads, its store (if any) and its arithmetic.
@@ -930,9 +952,11 @@ class Walker:
             lins = [affine.linearize(self.ev, st) if isinstance(st, tirx.PrimExpr) else None for st in starts]
         except DataDependent as exc:
             self.bounded.add(exc.name)
-            self.data_indexed.add(info.storage)
-            self.footprint_parts[info.storage].append((info, None))
-            return int(round(executions * full)), None
+            lins = self._data_keyed_starts(info, starts, extents)
+            if lins is None:
+                self.data_indexed.add(info.storage)
+                self.footprint_parts[info.storage].append((info, None))
+                return int(round(executions * full)), None
         ranges, block_start = [], []
         inside = True
         for st, lin, ext, dim in zip(starts, lins, extents, info.shape):
@@ -960,6 +984,40 @@ class Walker:
         else:
             total = self._clipped_elements(info, starts, extents, m, executions * full)
         return int(round(total)), (tuple(block_start) if ranges is not None else None)
+
+    def _data_keyed_starts(self, info, starts, extents):
+        """Tile starts some of which read a tensor (a grouped GEMM's group, its rows' offset), each
+        such start one value per block: for the L2 model, a start that depends on the block axes
+        D (and on tensor data) is taken to spread those blocks evenly and in launch order over the
+        dimension's tile positions -- block i of the n in D at tile position floor(i * P / n), P
+        the tiles the dimension holds (blocks of one group share its tile; n <= P: every block its
+        own).  Which position each block takes is known only at run time; the storage is named in
+        `data_keyed`.  None when a start also depends on a loop or thread index."""
+        lins = []
+        for st, ext, dim in zip(starts, extents, info.shape):
+            if not isinstance(st, tirx.PrimExpr):
+                lins.append(None)
+                continue
+            try:
+                lins.append(affine.linearize(self.ev, st))
+                continue
+            except DataDependent:
+                pass
+            deps = self.ev.grid_deps(st)
+            if deps is None or not isinstance(dim, (int, np.integer)):
+                return None
+            lin, n = 0, 1
+            for axis in sorted(deps, reverse=True):            # x (axis 2) fastest: launch order
+                shape = [1] * (axis + 1)
+                shape[axis] = self.grid[2 - axis]
+                lin = lin + np.arange(self.grid[2 - axis], dtype=np.int64).reshape(shape) * n
+                n *= self.grid[2 - axis]
+            ext = max(int(ext), 1)
+            positions = max(-(-int(dim) // ext), 1)
+            start = np.minimum(np.floor_divide(np.multiply(lin, positions), n) * ext, max(int(dim) - ext, 0))
+            lins.append(affine.Linear(start, {}, {}))
+        self.data_keyed.add(info.storage)
+        return lins
 
     def _clipped_elements(self, info, starts, extents, m, upper):
         """Elements inside the buffer, summed over every block and iteration (edge tiles)."""
