@@ -38,7 +38,7 @@ def _late_cases() -> frozenset:
     names = {c.name for c in extra.cases()}
     if hasattr(extra, "sweeps"):
         names |= {c.name for c in extra.sweeps()[0]}
-    names |= {c.name for c in upstream.cases() + upstream.data_dependent_cases()}
+    names |= {c.name for c in upstream.cases() + upstream.data_dependent_cases() + upstream.sweeps()[0]}
     return frozenset(names)
 
 

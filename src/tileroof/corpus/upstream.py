@@ -1272,7 +1272,45 @@ def data_dependent_cases() -> list[Case]:
         note="examples/grouped_gemm/example_grouped_gemm_fwd.py (grouped_gemm), upstream's "
              "main() tiles (64 x 128 x 64, 2 stages, 256 threads): 8 expert groups of 700-1500 "
              "rows, K = N = 4096; 136 x 32 blocks (8 row tiles past the last group)"))
+    # out of sample for the data-keyed tiles (KernelTrace.data_keyed), written after run 63:
+    # other group counts and sizes, upstream's tiles
+    for name, sizes, K, N, note in (
+            ("up_grouped_gemm_fp16_g4_m10096_n7168_k2048", (3000, 1100, 4096, 1900), 2048, 7168,
+             "4 groups of 1100-4096 rows, K = 2048, N = 7168"),
+            ("up_grouped_gemm_fp16_g16_m8000_n2048_k4096",
+             (300, 700, 450, 520, 610, 380, 490, 560, 640, 410, 530, 470, 590, 350, 420, 580),
+             4096, 2048, "16 groups of 300-700 rows, K = 4096, N = 2048")):
+        p = dict(batch_sizes_list=sizes, K=K, N=N, block_M=64, block_N=128, block_K=64, num_stages=2,
+                 threads=256, dtype="float16")
+        out.append(Case(name, grouped_gemm, p, _grouped_inputs, _grouped_ref, _grouped_expected(p),
+                        rtol=1e-2, tags=("gemm", "grouped", "moe", "upstream", "float16", "data-dependent"),
+                        note="examples/grouped_gemm/example_grouped_gemm_fwd.py (grouped_gemm), "
+                             f"upstream's main() tiles: {note}"))
     return out
+
+
+# (block_M, block_N, block_K, num_stages, threads) of the grouped GEMM sweep; the first is upstream's
+_GROUPED_CONFIGS = [(64, 128, 64, 2, 256), (64, 128, 64, 3, 128), (128, 128, 64, 2, 256),
+                    (128, 128, 32, 3, 128), (64, 256, 64, 2, 256), (128, 256, 32, 2, 256),
+                    (64, 64, 64, 3, 128)]
+
+
+def sweeps():
+    """The grouped GEMM (8 groups of 700-1500 rows, K = N = 4096, as upstream's
+    up_grouped_gemm case) over tile configs: ranking with data-keyed tiles."""
+    out = []
+    for bM, bN, bK, s, t in _GROUPED_CONFIGS:
+        p = dict(batch_sizes_list=(1000, 1500, 700, 1200, 900, 1100, 800, 992), K=4096, N=4096,
+                 block_M=bM, block_N=bN, block_K=bK, num_stages=s, threads=t, dtype="float16")
+        out.append(Case(f"sweep_grouped_bm{bM}_bn{bN}_bk{bK}_s{s}_t{t}", grouped_gemm, p, _grouped_inputs,
+                        _grouped_ref, _grouped_expected(p), rtol=1e-2, sweep="grouped_fp16",
+                        tags=("gemm", "grouped", "moe", "upstream", "float16", "data-dependent"),
+                        note="examples/grouped_gemm/example_grouped_gemm_fwd.py (grouped_gemm): "
+                             "8 groups of 700-1500 rows, K = N = 4096"))
+    names: dict = {}
+    for c in out:
+        names.setdefault(c.sweep, []).append(c.name)
+    return out, names
 
 
 # ----------------------------------------------------------------------------- tiny params
