@@ -28,6 +28,9 @@ def _build():
         # data-dependent cases: work that depends on input data (counted as upper bounds)
         for c in fam.cases() + (fam.data_dependent_cases() if hasattr(fam, "data_dependent_cases") else []):
             add(c)
+        # probes: kernels written to study one mechanism
+        for c in (fam.probe_cases() if hasattr(fam, "probe_cases") else []):
+            add(c)
     for fam in _FAMILIES:
         if hasattr(fam, "sweeps"):
             sweep_cases, names = fam.sweeps()

@@ -682,6 +682,44 @@ def grouped_gemm(batch_sizes_list, K, N, block_M=64, block_N=128, block_K=64, nu
     return main
 
 
+# ----------------------------------------------------------------------------- grouped control
+def _grouped_affine_body(G, M, N, K, block_M, block_N, block_K, num_stages, threads, dtype):
+    """The grouped GEMM's loop with no data: G equal groups of M / G rows, block bx of the
+    ceil(M / block_M) row tiles in group bx * G // gx -- the spread the L2 model assumes for the
+    data-keyed tiles, written out (a control for run 65: same grid order, tiles and loop)."""
+    gx = T.ceildiv(M, block_M)
+    accum_dtype = "float32"
+
+    @T.prim_func
+    def main(A: T.Tensor([M, K], dtype), B: T.Tensor([G, K, N], dtype), C: T.Tensor([M, N], dtype)):
+        with T.Kernel(gx, T.ceildiv(N, block_N), threads=threads) as (bx, by):
+            A_shared = T.alloc_shared([block_M, block_K], dtype)
+            B_shared = T.alloc_shared([block_K, block_N], dtype)
+            C_local = T.alloc_fragment([block_M, block_N], accum_dtype)
+            T.clear(C_local)
+            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
+                T.copy(A[bx * block_M, k * block_K], A_shared)
+                T.copy(B[bx * G // gx, k * block_K, by * block_N], B_shared)
+                T.gemm(A_shared, B_shared, C_local)
+            T.copy(C_local, C[bx * block_M, by * block_N])
+
+    return main
+
+
+@tilelang.jit(pass_configs={"tl.disable_tma_lower": True, "tl.disable_warp_specialized": True})
+def grouped_affine_cpasync(G, M, N, K, block_M=64, block_N=128, block_K=64, num_stages=2, threads=256,
+                           dtype="float16"):
+    """_grouped_affine_body with the grouped GEMM's pass configs (cp.async loads, no producer warps)."""
+    return _grouped_affine_body(G, M, N, K, block_M, block_N, block_K, num_stages, threads, dtype)
+
+
+@tilelang.jit
+def grouped_affine_tma(G, M, N, K, block_M=64, block_N=128, block_K=64, num_stages=2, threads=256,
+                       dtype="float16"):
+    """_grouped_affine_body with TileLang's default passes (TMA loads, warp specialisation)."""
+    return _grouped_affine_body(G, M, N, K, block_M, block_N, block_K, num_stages, threads, dtype)
+
+
 # ============================================================================= inputs / refs
 # Everything that touches torch imports it inside the function (importing the corpus must not
 # import torch).
@@ -955,6 +993,26 @@ def _grouped_ref(args):
     return {2: out}
 
 
+def _affine_inputs(p, device):
+    g = generator(device, 0)
+    dt = p.get("dtype", "float16")
+    return [randn((p["M"], p["K"]), dt, device, g), randn((p["G"], p["K"], p["N"]), dt, device, g),
+            nan_out((p["M"], p["N"]), dt, device)]
+
+
+def _affine_ref(args):
+    """Group g = rows [g M/G, (g+1) M/G) (the kernel's bx * G // gx when block_M divides M/G)."""
+    import torch
+
+    a, b = args[0], args[1]
+    G, M = b.shape[0], a.shape[0]
+    rows = M // G
+    out = torch.empty((M, b.shape[2]), dtype=torch.float32, device=a.device)
+    for g in range(G):
+        out[g * rows:(g + 1) * rows] = torch.matmul(a[g * rows:(g + 1) * rows].float(), b[g].float())
+    return {2: out}
+
+
 # ============================================================================= expected
 def _bwd_iters(p):
     """Loop iterations summed over every block: block (head, by, batch) runs the query tiles
@@ -1133,6 +1191,19 @@ def _blocksparse_expected(p, window) -> Expected:
     )
 
 
+def _affine_expected(p) -> Expected:
+    G, M, N, K = p["G"], p["M"], p["N"], p["K"]
+    bM, bN, bK = p["block_M"], p["block_N"], p["block_K"]
+    b = nbytes(p["dtype"])
+    gx, gy, nk = cdiv(M, bM), cdiv(N, bN), cdiv(K, bK)
+    return Expected(
+        tensor_flops=gx * gy * nk * 2 * bM * bN * bK, cuda_flops=0, sfu_ops=0,
+        # every block reads its A tile and its group's B tile each iteration, stores its C tile
+        global_read_bytes=gx * gy * nk * (bM * bK + bK * bN) * b,
+        global_write_bytes=M * N * b, global_atomic_bytes=0,
+        unique_bytes=(M * K + G * K * N + M * N) * b)
+
+
 def _grouped_expected(p) -> Expected:
     sizes, K, N = list(p["batch_sizes_list"]), p["K"], p["N"]
     bM, bN, bK = p["block_M"], p["block_N"], p["block_K"]
@@ -1241,6 +1312,13 @@ def cases() -> list[Case]:
         note="examples/topk/example_topk.py (tl_topk), upstream's N=128 experts, top-6, "
              "blk_m=64, 128 threads, float32 logits; 262144 tokens (4096 blocks); tie-free "
              "logits so the arg-max is unique"))
+    # other expert counts, k and row blocks (written after run 63, measured in run 66)
+    for M, N, k, bm in ((131072, 64, 4, 64), (65536, 256, 8, 32), (262144, 128, 2, 64)):
+        p = dict(M=M, N=N, topk=k, blk_m=bm, threads=128)
+        out.append(Case(
+            f"up_topk_fp32_m{M}_n{N}_k{k}", topk_gating, p, _topk_inputs, _topk_ref, _topk_expected(p),
+            rtol=1e-6, tags=("topk", "moe", "reduce", "upstream", "float32"),
+            note=f"examples/topk/example_topk.py (tl_topk): N={N} experts, top-{k}, blk_m={bm}, 128 threads"))
     return out
 
 
@@ -1313,6 +1391,25 @@ def sweeps():
     return out, names
 
 
+def probe_cases() -> list[Case]:
+    """Controls for the grouped GEMM's DRAM (run 65: measured 1.1-1.9x the model's in-step bytes):
+    the same loop, grid order and tiles with the groups written out (8 groups of 1024 rows, no
+    data), with the grouped GEMM's pass configs (cp.async, no producer warps) and with TileLang's
+    defaults (TMA, warp-specialised)."""
+    out = []
+    for kern, tag in ((grouped_affine_cpasync, "cpasync"), (grouped_affine_tma, "tma")):
+        for bM, bN, bK, s, t in ((64, 128, 64, 2, 256), (128, 128, 32, 3, 128), (64, 64, 64, 3, 128)):
+            if tag == "tma" and (bM, bN) != (64, 128):
+                continue
+            p = dict(G=8, M=8192, N=4096, K=4096, block_M=bM, block_N=bN, block_K=bK, num_stages=s,
+                     threads=t, dtype="float16")
+            out.append(Case(f"probe_grouped_{tag}_bm{bM}_bn{bN}_bk{bK}_s{s}_t{t}", kern, p, _affine_inputs,
+                            _affine_ref, _affine_expected(p), rtol=1e-2,
+                            tags=("gemm", "grouped", "probe", "float16"),
+                            note="control for the grouped GEMM (run 65): groups written out"))
+    return out
+
+
 # ----------------------------------------------------------------------------- tiny params
 # Per kernel, overrides that shrink a case so that make_inputs / reference run in milliseconds on
 # CPU (the same role as tests/test_corpus_elaborates.py's _TINY).
@@ -1324,6 +1421,8 @@ TINY = [
     (topk_gating, lambda p: dict(M=128)),
     (blocksparse_attn, lambda p: dict(batch=1, heads=2, seq_len=8 * p["block_M"], downsample_len=8)),
     (grouped_gemm, lambda p: dict(batch_sizes_list=(100, 37, 64), K=128, N=256)),
+    (grouped_affine_cpasync, lambda p: dict(M=8 * p["block_M"], K=128, N=256)),
+    (grouped_affine_tma, lambda p: dict(M=8 * p["block_M"], K=128, N=256)),
 ]
 
 
