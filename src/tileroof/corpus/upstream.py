@@ -1312,6 +1312,23 @@ def cases() -> list[Case]:
         note="examples/topk/example_topk.py (tl_topk), upstream's N=128 experts, top-6, "
              "blk_m=64, 128 threads, float32 logits; 262144 tokens (4096 blocks); tie-free "
              "logits so the arg-max is unique"))
+    # the same chunked kernels at other batch sizes: 128 to 512 blocks, i.e. 1 to 4 per SM
+    # (written after run 66: does a block's iteration chain or the SM's shared units set the pace?)
+    for B in (2, 6, 8):
+        p = dict(B=B, S=4096, H=16, DK=128, DV=128, dtype="float16", chunk_size=64, BK=64, BV=64,
+                 num_stages=2)
+        out.append(Case(
+            f"up_linear_attn_fwd_fp16_b{B}_s4096_h16_d128", linear_attn_fwd, p, _linear_inputs,
+            _linear_ref, _chunk_expected(p, False), rtol=1e-2,
+            tags=("linear-attention", "chunked", "upstream", "float16"),
+            note=f"examples/linear_attention/example_linear_attn_fwd.py: as the B=4 case, {64 * B} blocks"))
+    for B in (1, 2):
+        p = dict(B=B, S=4096, H=32, DK=128, DV=128, dtype="bfloat16", chunk_size=64, BK=64, BV=64)
+        out.append(Case(
+            f"up_retention_fwd_bf16_b{B}_s4096_h32_d128", retention_fwd, p, _retention_inputs,
+            _retention_ref, _chunk_expected(p, True), rtol=2e-2,
+            tags=("linear-attention", "retention", "chunked", "upstream", "bfloat16"),
+            note=f"examples/linear_attention/example_retention_fwd.py: as the B=4 case, {128 * B} blocks"))
     # other expert counts, k and row blocks (written after run 63, measured in run 66)
     for M, N, k, bm in ((131072, 64, 4, 64), (65536, 256, 8, 32), (262144, 128, 2, 64)):
         p = dict(M=M, N=N, topk=k, blk_m=bm, threads=128)
