@@ -116,3 +116,20 @@ def symbolic_copy():
             T.copy(A[bx * 64, 0], S)
             T.copy(S, B[bx * 64, 0])
     return main
+
+
+@tilelang.jit
+def row_onehot_max(M, N, bm, threads=128):
+    """Each row's maximum, then a one-hot of where it sits: a row reduction, a compare and a select
+    per element (the pattern of upstream's top-k)."""
+    @T.prim_func
+    def main(X: T.Tensor((M, N), "float32"), Y: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(M, bm), threads=threads) as bx:
+            x = T.alloc_fragment((bm, N), "float32")
+            mx = T.alloc_fragment((bm,), "float32")
+            T.copy(X[bx * bm, 0], x)
+            T.reduce_max(x, mx, dim=1)
+            for i, j in T.Parallel(bm, N):
+                x[i, j] = T.if_then_else(x[i, j] == mx[i], 1.0, 0.0)
+            T.copy(x, Y[bx * bm, 0])
+    return main

@@ -11,7 +11,11 @@ from dataclasses import dataclass, field
 
 from .trace import FRAGMENT, GLOBAL, LOCAL, SHARED, KernelTrace, OpRecord, dtype_bytes
 
-TENSOR, CUDA, SFU, CVT = "tensor", "cuda", "sfu", "cvt"
+TENSOR, CUDA, SFU, CVT, ALU = "tensor", "cuda", "sfu", "cvt", "alu"
+# the SM's execution pipes the instruction estimate (instructions()) sorts thread instructions into:
+# FP32 add/mul/fma; integer, compare, min/max, select and logic; special functions (MUFU);
+# memory (LDG/STG/LDS/STS); warp shuffles; everything else (branches, barriers)
+P_FMA, P_ALU, P_XU, P_MEM, P_SHFL, P_OTHER = "fma", "alu", "xu", "mem", "shfl", "other"
 
 
 def normalize_dtype(dtype: str) -> str:
@@ -35,6 +39,7 @@ class OpCounts:
     # L2 write requests of an accumulator fragment stored straight to global memory (one per row
     # segment of ACCUM_ROW_SEGMENT elements): the SM issues them one after another
     store_requests: int = 0
+    inst: Counter = field(default_factory=Counter)       # pipe -> thread instructions (instructions())
 
     @property
     def total_flops(self) -> int:
@@ -50,6 +55,12 @@ class Counts:
     unique_bytes: int       # sum over global storages of bytes touched at least once
     footprints: dict
     excess: Counter = field(default_factory=Counter)
+    inst: Counter = field(default_factory=Counter)       # pipe -> thread instructions, summed over ops
+
+    def warp_instructions(self, warp_size: int = 32) -> float:
+        """Warp instructions the SMs issue for the counted SIMT work: thread instructions over the
+        warp's lanes (one instruction issues for all 32 threads of a warp)."""
+        return sum(self.inst.values()) / max(warp_size, 1)
 
     @property
     def total_flops(self) -> int:
@@ -167,6 +178,8 @@ def _arith(rec: OpRecord, oc: OpCounts) -> None:
     for (unit, dtype, _name), n in rec.ops_per_exec.items():
         if unit == CVT:
             oc.conversions += n * rec.executions
+        elif unit == ALU:
+            continue                  # selects: instructions, not FLOPs (see instructions())
         else:
             oc.flops[(unit, normalize_dtype(dtype))] += n * rec.executions
 
@@ -190,8 +203,177 @@ def count_default(rec: OpRecord, oc: OpCounts) -> None:
 
 FORMULAS = {k: count_gemm for k in GEMM_KINDS}
 
+# ---- the instruction estimate ------------------------------------------------------------------
+# Thread instructions per counted operation, by pipe: what nvcc emits on sm_80+ for the operation,
+# as read in the SASS of the corpus's kernels (cuobjdump on the H200, NOTES.md run 65b): one FSETP
+# per compare, one FMNMX/IMNMX per min/max, one SEL/FSEL per select, one FADD/FMUL/FFMA per
+# add/mul/fma; an IEEE fp32 division is one MUFU.RCP, about 4 FFMA, an FCHK and a branch around
+# its slow path (BSSY/BRA/BSYNC).  Keyed by the op name in OpRecord.ops_per_exec, the value is
+# ((pipe, instructions per counted unit), ...): a counted unit is a FLOP for the "cuda" ops (an
+# fma counts 2 FLOPs and is one instruction), a result for the others.
+_OP_INST = {
+    "add": ((P_FMA, 1),), "sub": ((P_FMA, 1),), "mul": ((P_FMA, 1),), "fma": ((P_FMA, 0.5),),
+    "sum": ((P_FMA, 1),), "abssum": ((P_FMA, 0.5),),     # |x| is an operand modifier of the FADD
+    "max": ((P_ALU, 1),), "min": ((P_ALU, 1),), "cmp": ((P_ALU, 1),), "absmax": ((P_ALU, 1),),
+    "clamp": ((P_ALU, 1),), "select": ((P_ALU, 1),), "allreduce": ((P_ALU, 1),),
+    "div": ((P_XU, 1), (P_FMA, 4), (P_ALU, 1), (P_OTHER, 3)),
+    "floor": ((P_OTHER, 1),), "ceil": ((P_OTHER, 1),), "round": ((P_OTHER, 1),), "trunc": ((P_OTHER, 1),),
+    "abs": (),                                            # an operand modifier (|x|) of its reader
+}
+# a special function: its MUFU instruction and the FMUL that scales its argument (exp(x) = 2^(x log2 e));
+# accurate library sequences (tanhf, erff, powf) issue more: this is the fewest
+_SFU_INST = ((P_XU, 1), (P_FMA, 1))
+# a memory instruction moves at most 16 bytes per thread (LDG/STG/LDS/STS.128)
+VECTOR_BYTES = 16
+# the threads a row of an mma/wgmma accumulator fragment is spread over (a quad: PTX ISA, the
+# m16n8 / m64nN accumulator layouts give each thread 2 adjacent columns of a row per 8 columns)
+ACCUM_ROW_THREADS = 4
 
-def count_op(rec: OpRecord, accumulators: frozenset = frozenset()) -> OpCounts:
+
+# 16-bit float arithmetic in T.Parallel code issues as paired instructions (HADD2, HMUL2, HFMA2,
+# HMNMX2 on f16x2 / bf16x2: PTX add.f16x2 etc.), two elements each: the CUDA guide's 16-bit
+# add/mul/fma rate is twice the FP32 one for that reason (256 results/clk/SM on cc 8.0, the A100
+# catalog's fp16_tflops).  Nsight Compute on ew_add_fp16_16384: 0.95 instructions per element, below
+# the 1.375 that unpaired adds and 16-byte loads and stores would take
+_PAIRED = ("float16", "bfloat16")
+
+
+def _op_instructions(key, n: float, out: Counter, paired: bool = False) -> None:
+    """Add the thread instructions of `n` counted units of ops_per_exec entry `key` to `out`
+    (paired: the loop is vectorised, so 16-bit float arithmetic issues two elements at a time)."""
+    unit, dtype, name = key
+    if paired and unit == CUDA and str(dtype) in _PAIRED:
+        n = n / 2
+    if unit == TENSOR:
+        return
+    if unit == CVT:
+        src, _, dst = str(dtype).partition("->")
+        fs, fd = src.startswith(("float", "bfloat")), dst.startswith(("float", "bfloat"))
+        if fs != fd:
+            out[P_XU] += n                    # I2F / F2I run on the special-function pipe
+        elif fs and min(dtype_bytes(src), dtype_bytes(dst)) <= 2:
+            out[P_ALU] += n / 2               # F2FP packs two narrowed values, HADD2.F32 / PRMT widen two
+        else:
+            out[P_ALU] += n
+        return
+    if unit == SFU:
+        for pipe, k in _SFU_INST:
+            out[pipe] += k * n
+        return
+    entry = _OP_INST.get(name)
+    if entry is None:
+        out[P_ALU if unit == ALU else P_OTHER] += n
+        return
+    for pipe, k in entry:
+        out[pipe] += k * n
+
+
+def _memory_instructions(op, executions: float, simt: bool) -> float:
+    """Memory instructions of one element operand: one per execution, or one per 16 bytes where
+    neighbouring iterations touch neighbouring elements (T.Parallel vectorises them)."""
+    if op.scope not in (GLOBAL, SHARED):
+        return 0.0
+    size = dtype_bytes(op.dtype)
+    if simt or op.access_stride is None or op.access_stride != size:
+        return float(executions)
+    return executions / max(VECTOR_BYTES // max(int(size), 1), 1)
+
+
+def _tile_memory_instructions(op) -> float:
+    """Memory instructions of a tile op's operand (copy, fill): one per 16 bytes of a global or
+    shared tile; fragments live in registers."""
+    if op.scope not in (GLOBAL, SHARED):
+        return 0.0
+    return op.elements * dtype_bytes(op.dtype) / VECTOR_BYTES
+
+
+def reduce_row_threads(rec: OpRecord, threads: int, accumulators: frozenset) -> tuple[int, int]:
+    """(threads that share one reduced row of a T.reduce source fragment, lanes between them).
+
+    A gemm accumulator: a quad of neighbouring lanes.  Else TileLang's default fragment layout:
+    each thread holds 16 bytes of consecutive elements along the last dimension, consecutive
+    threads take consecutive such vectors, and the threads left over spread along the dimension
+    before it -- so a last-dimension (row) reduction is shared by as many neighbouring threads as a
+    row has vectors (at most the block's), a reduction over the dimension before it by the threads
+    left over, one row of vectors apart (tl::AllReduce's `scale`).  Powers of two."""
+    src = rec.operands[0]
+    if src.buffer in accumulators:
+        return ACCUM_ROW_THREADS, 1
+    ext = [int(e) for e in src.extents] or [1]
+    dim = rec.attrs.get("dim", len(ext) - 1)
+    dim = dim + len(ext) if dim < 0 else dim
+    vec = max(VECTOR_BYTES // max(int(dtype_bytes(src.dtype)), 1), 1)
+    across_last = max(min(threads, ext[-1] // vec), 1)
+    across_last = 1 << (across_last.bit_length() - 1)
+    if dim >= len(ext) - 1:
+        return across_last, 1
+    tpr = max(min(threads // across_last, ext[dim] if 0 <= dim < len(ext) else 1), 1)
+    return 1 << (tpr.bit_length() - 1), across_last
+
+
+def _reduce_instructions(rec: OpRecord, threads: int, accumulators: frozenset, out: Counter) -> None:
+    """T.reduce: each thread combines its own elements of a row (one instruction per element),
+    then the threads sharing the row combine theirs in a butterfly (tl::AllReduce): log2 of them
+    steps, each a SHFL and a combine between lanes of a warp, between warps a shared-memory
+    exchange (a barrier, STS, a barrier, LDS) and a combine."""
+    src, dst = rec.operands[0], rec.operands[1]
+    execs = rec.executions
+    elems = 1
+    for e in src.extents:
+        elems *= int(e)
+    rows = 1
+    for e in dst.extents:
+        rows *= int(e)
+    kind = rec.attrs.get("reduce", "sum")
+    float_src = str(src.dtype).startswith(("float", "bfloat"))
+    pipe = P_FMA if kind in ("sum", "abssum") and float_src else P_ALU
+    tpr, scale = reduce_row_threads(rec, threads, accumulators)
+    held = max(rows * tpr, threads)                  # (row, thread) pairs: every thread takes part
+    offsets = [scale << i for i in range(tpr.bit_length() - 1)]
+    warp_steps = sum(1 for o in offsets if o < 32)
+    smem_steps = len(offsets) - warp_steps
+    out[pipe] += execs * (elems + held * len(offsets))
+    out[P_SHFL] += execs * held * warp_steps
+    out[P_MEM] += execs * held * smem_steps * 2
+    out[P_OTHER] += execs * held * (smem_steps * 2 + (1 if smem_steps else 0))
+
+
+def instructions(rec: OpRecord, threads: int = 128, accumulators: frozenset = frozenset()) -> Counter:
+    """Thread instructions (pipe -> count, over every execution) the SMs issue for one record's
+    SIMT work: its arithmetic (_OP_INST), its selects, its memory instructions, and a reduction's
+    butterfly.  A lower estimate: index and address arithmetic, loop control and predicates are
+    not counted, nor the instructions that feed the tensor cores."""
+    out: Counter = Counter()
+    _record_instructions(rec, threads, accumulators, out)
+    return Counter({k: v for k, v in out.items() if v})
+
+
+def _record_instructions(rec: OpRecord, threads: int, accumulators: frozenset, out: Counter) -> None:
+    if rec.kind == "reduce" and len(rec.operands) >= 2:
+        _reduce_instructions(rec, threads, accumulators, out)
+        return
+    if rec.kind in ("copy", "transpose", "fill"):
+        for op in rec.operands:
+            out[P_MEM] += _tile_memory_instructions(op)
+        if rec.kind != "fill" and len(rec.operands) == 2:
+            a, b = rec.operands
+            if str(a.dtype) != str(b.dtype):
+                _op_instructions((CVT, f"{a.dtype}->{b.dtype}", "cvt"), max(a.elements, b.elements), out)
+        return
+    if rec.kind in GEMM_KINDS or rec.kind in ("mma", "im2col"):
+        return
+    execs = rec.executions
+    simt = "simt_threads" in rec.attrs
+    for key, n in rec.ops_per_exec.items():
+        _op_instructions(key, n * execs, out, paired=not simt)
+    for op in rec.operands:
+        if rec.kind == "ldmatrix":
+            out[P_MEM] += execs
+        else:
+            out[P_MEM] += _memory_instructions(op, execs, simt)
+
+
+def count_op(rec: OpRecord, accumulators: frozenset = frozenset(), threads: int = 128) -> OpCounts:
     oc = OpCounts(rec.label, rec.kind, rec.executions)
     FORMULAS.get(rec.kind, count_default)(rec, oc)
     oc.bytes = Counter({k: int(round(v)) for k, v in oc.bytes.items()})
@@ -199,18 +381,21 @@ def count_op(rec: OpRecord, accumulators: frozenset = frozenset()) -> OpCounts:
     if waste:
         oc.excess[("global", "sector_waste")] += waste
     oc.store_requests = accumulator_store_requests(rec, accumulators)
+    oc.inst = instructions(rec, threads, accumulators)
     return oc
 
 
 def count(trace: KernelTrace) -> Counts:
     accumulators = frozenset(r.operands[2].buffer for r in trace.ops
                              if r.kind in GEMM_KINDS and len(r.operands) > 2 and r.operands[2].scope == FRAGMENT)
-    ops = [count_op(r, accumulators) for r in trace.ops]
-    flops, nbytes, excess, conv = Counter(), Counter(), Counter(), 0
+    threads = max(trace.threads_per_block, 1)
+    ops = [count_op(r, accumulators, threads) for r in trace.ops]
+    flops, nbytes, excess, inst, conv = Counter(), Counter(), Counter(), Counter(), 0
     for oc in ops:
         flops.update(oc.flops)
         nbytes.update(oc.bytes)
         excess.update(oc.excess)
+        inst.update(oc.inst)
         conv += oc.conversions
     footprints = {k: v for k, v in trace.footprints.items()}
-    return Counts(ops, flops, nbytes, conv, sum(footprints.values()), footprints, excess)
+    return Counts(ops, flops, nbytes, conv, sum(footprints.values()), footprints, excess, inst)

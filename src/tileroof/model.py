@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import memory
-from .counts import CUDA, SFU, TENSOR, Counts
+from .counts import CUDA, P_ALU, P_FMA, P_SHFL, SFU, TENSOR, Counts
 from .devices import Device
 from .gpu.timing import FLUSH_BYTES
 from .trace import GLOBAL, SHARED, KernelTrace, dtype_bytes
@@ -715,6 +715,40 @@ def dram_time(dram_read: float, dram_write: float, dev: Device) -> tuple[float, 
     return t, wb
 
 
+def simt_issue_times(counts: Counts, dev: Device) -> dict:
+    """Seconds the SMs need to issue and execute the kernel's SIMT instructions (counts.inst, the
+    instruction estimate), at the documented per-clock rates of the device, each a bound of its own:
+
+      issue    every warp instruction, at dev.warp_schedulers per SM per clock (one each);
+      alu      compares, min/max, selects and integer/logic work on the 16-lane integer pipe of each
+               scheduler (dev.alu_per_clk, 64 results per clock per SM on Hopper): a warp's compare
+               holds it two clocks, half the FP32 pipe's rate (the FLOP-based "cuda" time charged a
+               compare a quarter of that);
+      fma      FP32 add/mul/fma instructions at the measured FP32 rate (one FMA = 2 FLOPs: a lone add
+               or mul takes an FMA's slot, which the FLOP-based "cuda" time counts as half);
+      shuffle  warp shuffles (dev.shuffle_per_clk, 32 per clock per SM).
+
+    Element-wise and reduction kernels that run out of one of these before DRAM are
+    instruction-bound (upstream's top-k: six rounds of two row maxima, two compares and two selects
+    per element, 78 % of its ALU pipe busy in Nsight Compute).  Throughput bounds only: warps that
+    wait on dependent chains issue below them.  Devices without the per-clock figures time none."""
+    out: dict = {}
+    inst = counts.inst
+    if not inst:
+        return out
+    warp = max(dev.warp_size, 1)
+    if dev.issue_rate:
+        out["issue"] = counts.warp_instructions(warp) / dev.issue_rate
+    if dev.alu_rate and inst.get(P_ALU):
+        out["alu"] = inst[P_ALU] / dev.alu_rate
+    fma_rate = dev.cuda_rate("fp32") / 2         # FMA instructions per second (FLOP rate, FMA = 2 FLOPs)
+    if dev.issue_rate and fma_rate and inst.get(P_FMA):
+        out["fma"] = inst[P_FMA] / fma_rate
+    if dev.shuffle_rate and inst.get(P_SHFL):
+        out["shuffle"] = inst[P_SHFL] / dev.shuffle_rate
+    return out
+
+
 def _timed(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, pipe, mem, assumptions: list, order,
            clock: float = 1.0):
     """Resource times, the block schedule and the bound of one launch: (time_s, bound, res,
@@ -738,6 +772,7 @@ def _timed(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, pipe
             assumptions.append(f"{dev.name} has no {unit} {dtype} rate: that work is not timed")
             continue
         res[key] = res.get(key, 0.0) + n / rate
+    res.update(simt_issue_times(counts, dev))
     # bank conflicts replay shared-memory wavefronts; strided global accesses waste sector bytes
     shared = counts.level_bytes("shared") + counts.excess.get(("shared", "conflict"), 0)
     if shared and dev.shared_bw and not occ.warp_specialized:

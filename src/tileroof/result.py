@@ -38,6 +38,12 @@ class Result:
         return self.counts.sfu_ops
 
     @property
+    def warp_instructions(self) -> float:
+        """Warp instructions of the kernel's SIMT work, as estimated (counts.instructions): a lower
+        estimate that leaves out address arithmetic, loop control and the gemms' own instructions."""
+        return self.counts.warp_instructions(self.device.warp_size)
+
+    @property
     def global_bytes(self) -> int:
         return self.counts.global_bytes
 
@@ -108,6 +114,8 @@ class Result:
             "cuda_flops": c.cuda_flops,
             "sfu_ops": c.sfu_ops,
             "conversions": c.conversions,
+            "warp_instructions": self.warp_instructions,
+            "thread_instructions_by_pipe": dict(sorted(c.inst.items())),
             "flops_by_unit": {f"{u}:{d}": v for (u, d), v in sorted(c.flops.items())},
             "bytes_by_level": {f"{lv}:{d}": v for (lv, d), v in sorted(c.bytes.items())},
             "global_bytes": c.global_bytes,

@@ -139,6 +139,9 @@ def evaluate(results: Path | None = None, device: str = "h200") -> dict:
             "predicted_dram_in_step": r.timing.dram_in_step,
             "loop_iterations": r.loop_iterations, "l2_slice_bytes": r.l2_slice_bytes,
             "counter_flops": counter_flops(ncu), "flops": r.total_flops, "bound": r.bound,
+            # the instruction estimate against Nsight Compute's warp instructions executed
+            "warp_instructions": r.warp_instructions,
+            "measured_warp_instructions": ncu.get("smsp__inst_executed.sum"),
         })
     for row in rows:
         row["time_err"] = row["predicted_s"] / row["measured_s"] - 1

@@ -38,6 +38,9 @@ _SPECS = {
     "shared_mem_bytes_per_clk_per_sm": ("smem_bytes_per_clk", 1),
     "shared_mem_bandwidth_gbps": ("smem_bw", 1e9),
     "sfu_ops_per_clk_per_sm": ("sfu_per_clk", 1),
+    "warp_schedulers_per_sm": ("warp_schedulers", 1),
+    "alu_ops_per_clk_per_sm": ("alu_per_clk", 1),
+    "shuffle_ops_per_clk_per_sm": ("shuffle_per_clk", 1),
     "launch_overhead_us": ("launch_s", 1e-6),
     "sm_clock_mhz": ("tensor_clock_hz", 1e6),
     "block_fixed_us": ("block_fixed_s", 1e-6),
@@ -92,6 +95,9 @@ class Device:
     tensor_peak: dict = field(default_factory=dict)   # dtype -> FLOP/s (dense)
     cuda_peak: dict = field(default_factory=dict)     # dtype -> FLOP/s
     sfu_per_clk: float = 16.0
+    warp_schedulers: int = 0              # per SM, each issuing one warp instruction per clock (0: not timed)
+    alu_per_clk: float = 0.0              # compare/min/max/select/integer results per clock per SM (0: not timed)
+    shuffle_per_clk: float = 0.0          # warp-shuffle results per clock per SM (0: not timed)
     dram_bw: float = 0.0
     dram_bytes: float = 0.0
     l2_bytes: float = 0.0
@@ -143,6 +149,21 @@ class Device:
         return self.sfu_per_clk * self.sm_count * self.clock_hz
 
     @property
+    def issue_rate(self) -> float:
+        """Warp instructions per second all SMs can issue (0 when the device does not say)."""
+        return self.warp_schedulers * self.sm_count * self.clock_hz
+
+    @property
+    def alu_rate(self) -> float:
+        """Thread results per second of the integer/compare/logic pipe, all SMs (0: unknown)."""
+        return self.alu_per_clk * self.sm_count * self.clock_hz
+
+    @property
+    def shuffle_rate(self) -> float:
+        """Thread results per second of warp shuffles, all SMs (0: unknown)."""
+        return self.shuffle_per_clk * self.sm_count * self.clock_hz
+
+    @property
     def shared_bw(self) -> float:
         return self.smem_bw or self.smem_bytes_per_clk * self.sm_count * self.clock_hz
 
@@ -186,7 +207,7 @@ def _apply(fields: dict, specs: dict, sources: dict, cites: dict | None) -> None
             fields[name] = type(fields.get(name, 0.0))(value * factor) if name in ("sm_count", "l2_partitions", "regs_per_sm",
                                                                                   "max_threads_per_sm", "max_blocks_per_sm",
                                                                                   "max_threads_per_block", "max_regs_per_thread",
-                                                                                  "l2_merge_group") else value * factor
+                                                                                  "l2_merge_group", "warp_schedulers") else value * factor
             sources[name] = cite
         elif key == "tma_stream_dram_ns":
             fields["dram_stream"] = tuple((float(b), int(st), float(ns) * 1e-9) for b, st, ns in value)
@@ -215,7 +236,7 @@ def from_dict(data: dict, origin: str) -> Device:
     sources: dict = {}
     _apply(fields, data["spec"], sources, data.get("sources"))
     ints = {"sm_count", "l2_partitions", "regs_per_sm", "max_threads_per_sm", "max_blocks_per_sm",
-            "max_threads_per_block", "max_regs_per_thread", "l2_merge_group"}
+            "max_threads_per_block", "max_regs_per_thread", "l2_merge_group", "warp_schedulers"}
     for k in ints & fields.keys():
         fields[k] = int(fields[k])
     return Device(key=data["key"], name=data.get("name", data["key"]), vendor=data.get("vendor", "nvidia"),

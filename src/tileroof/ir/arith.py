@@ -2,7 +2,9 @@
 
 One table entry per operation, like torch.utils.flop_counter's registry: the TIR node or intrinsic
 maps to (unit, FLOPs per result).  Units: "cuda" (CUDA-core ALU at the node's dtype), "sfu"
-(special-function unit), "cvt" (conversions: not FLOPs, listed because they cost issue slots).
+(special-function unit), "cvt" (conversions: not FLOPs, listed because they cost issue slots),
+"alu" (selects -- T.if_then_else, Select -- not FLOPs either: one SEL/FSEL instruction each on the
+SM's integer/logic pipe, counted for the instruction estimate, counts.instructions).
 Index arithmetic (integer math inside buffer indices) is not counted.
 """
 from __future__ import annotations
@@ -121,6 +123,7 @@ class ArithCount:
             self.visit(e.value)
             return
         if isinstance(e, tirx.Select):
+            self.ops[("alu", str(e.dtype), "select")] += 1
             self.visit(e.condition)
             self.visit(e.true_value)
             self.visit(e.false_value)
@@ -135,6 +138,8 @@ class ArithCount:
         if isinstance(e, tirx.Call):
             name = e.op.name if hasattr(e.op, "name") else str(e.op)
             entry = CALL_OPS.get(name)
+            if name == "tirx.if_then_else":
+                self.ops[("alu", str(e.dtype), "select")] += 1
             if entry is not None:
                 unit, op, flops = entry
                 if unit != "cuda" or _is_float(e.dtype):    # integer min/max/clamp: integer math, as +
