@@ -58,7 +58,8 @@ def fit_lines(cfgs: list, shapes, xs, xname: str, flops) -> list:
     for shape in shapes:
         pts = []
         for x in xs:
-            sel = [c for c in cfgs if c["shape"] == list(shape) and c[xname] == x and "stats" in c]
+            sel = [c for c in cfgs if c["shape"] == list(shape) and c[xname] == x and "stats" in c
+                   and c.get("blocks_per_sm", 1) == 1]
             t = {c["iters"]: c["stats"]["median_s"] for c in sel}
             if len(t) == 2:
                 per_iter = (t[ITERS[1]] - t[ITERS[0]]) / (ITERS[1] - ITERS[0])
@@ -115,7 +116,31 @@ def _make_args(torch, p):
             torch.zeros((p["grid"], 4), dtype=torch.int64, device="cuda"))
 
 
+# --nows: tl_kernels.gemm_pipe_nows (no TMA, no warp specialisation; threads = the consumers), one
+# block per SM for the fixed cost, and 2 and 4 blocks per SM for how co-resident blocks share it
+NOWS_SHAPES = ((64, 64, 128), (64, 128, 128), (128, 128, 128), (64, 128, 256), (128, 128, 256))
+NOWS_STAGES = 2
+NOWS_SHARED = ((64, 64, 128), (64, 128, 128))        # also run at 2 and 4 blocks per SM, block_K 64
+
+
+def nows_configs(sm_count: int) -> list[dict]:
+    out = []
+    for bm, bn, threads in NOWS_SHAPES:
+        for bk in BLOCK_KS:
+            for per_sm in ((1, 2, 4) if (bm, bn, threads) in NOWS_SHARED and bk == 64 else (1,)):
+                for iters in ITERS:
+                    out.append({"shape": [bm, bn, threads], "block_K": bk, "iters": iters, "blocks_per_sm": per_sm,
+                                "params": dict(block_M=bm, block_N=bn, block_K=bk, num_stages=NOWS_STAGES,
+                                               threads=threads, iters=iters, grid=per_sm * sm_count)})
+    return out
+
+
 def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--nows" in argv:
+        argv.remove("--nows")
+        return run(argv, "gemm_pipe_nows", __doc__, "gemm_pipe_nows", nows_configs, _make_args,
+                   NOWS_SHAPES, BLOCK_KS, "block_K", lambda shape, bk: 2 * shape[0] * shape[1] * bk)
     return run(argv, "gemm_pipe", __doc__, "gemm_pipe", configs, _make_args, SHAPES, BLOCK_KS, "block_K",
                lambda shape, bk: 2 * shape[0] * shape[1] * bk)
 

@@ -184,6 +184,41 @@ def timed_matmul(M, N, K, block_M, block_N, block_K, num_stages, threads, dtype=
     return main
 
 
+def _gemm_pipe_body(block_M, block_N, block_K, num_stages, threads, iters, grid, n_tiles, dtype):
+    @T.prim_func
+    def main(A: T.Tensor((n_tiles * block_M, block_K), dtype), B: T.Tensor((n_tiles * block_K, block_N), dtype),
+             Out: T.Tensor((grid * block_M, block_N), "float32"), Times: T.Tensor((grid, 4), "int64")):
+        with T.Kernel(grid, threads=threads) as bx:
+            T.import_source(TIMER_SOURCE)
+            tx = T.get_thread_binding()
+            A_shared = T.alloc_shared((block_M, block_K), dtype)
+            B_shared = T.alloc_shared((block_K, block_N), dtype)
+            C = T.alloc_fragment((block_M, block_N), "float32")
+            if tx == 0:
+                Times[bx, 0] = T.call_extern("int64", "tr_globaltimer")
+                Times[bx, 1] = T.call_extern("int64", "tr_clock")
+            T.clear(C)
+            for k in T.Pipelined(iters, num_stages=num_stages):
+                t = k % n_tiles
+                T.copy(A[t * block_M:(t + 1) * block_M, 0:block_K], A_shared)
+                T.copy(B[t * block_K:(t + 1) * block_K, 0:block_N], B_shared)
+                T.gemm(A_shared, B_shared, C)
+            T.copy(C, Out[bx * block_M:(bx + 1) * block_M, :])
+            if tx == 0:
+                Times[bx, 2] = T.call_extern("int64", "tr_globaltimer")
+                Times[bx, 3] = T.call_extern("int64", "tr_clock")
+
+    return main
+
+
+@tilelang.jit(pass_configs={"tl.disable_tma_lower": True, "tl.disable_warp_specialized": True})
+def gemm_pipe_nows(block_M, block_N, block_K, num_stages, threads, iters, grid, n_tiles=16, dtype="float16"):
+    """gemm_pipe compiled as TileLang's upstream examples often are (tl.disable_tma_lower,
+    tl.disable_warp_specialized): cp.async loads issued by the consumer threads themselves, no
+    producer warps, a barrier per stage -- the fixed cost of such an iteration."""
+    return _gemm_pipe_body(block_M, block_N, block_K, num_stages, threads, iters, grid, n_tiles, dtype)
+
+
 @tilelang.jit
 def gemm_pipe(block_M, block_N, block_K, num_stages, threads, iters, grid, n_tiles=16, dtype="float16"):
     """A GEMM main loop whose operand tiles every block reads in the same order from small,
