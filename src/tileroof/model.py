@@ -418,8 +418,10 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
     stages = max(op.pipeline_stages for op, _ in loop_ops)
     per_sm_l2 = dev.l2_bw / dev.sm_count if dev.l2_bw else 0.0
     latency = c.get("load_latency_s", 0.0)
-    # blocks resident on one SM share its tensor cores, ALUs and L2 port
-    share = occ.blocks_per_sm
+    # blocks resident on one SM share its tensor cores, ALUs and L2 port: as many as occupancy
+    # allows, or fewer when the grid has fewer blocks than slots (the block scheduler spreads
+    # them over the SMs first: ceil(blocks / SMs) on the busiest)
+    share = min(occ.blocks_per_sm, max(-(-trace.num_blocks // dev.sm_count), 1)) if dev.sm_count else occ.blocks_per_sm
     n_wg = occ.consumer_warpgroups
     # the L2 slices see the tile requests left after the two SMs of a TPC merge identical ones
     merged = mem.l2_slice_read / mem.l2_read if (mem is not None and mem.l2_read) else 1.0
