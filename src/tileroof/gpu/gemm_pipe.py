@@ -87,7 +87,8 @@ def report(fits: list, xname: str, sm: int) -> None:
               f"FLOP/clk/SM; clocks {[round(x['sm_clock_hz'] / 1e6) for x in f['points']]} MHz")
 
 
-def run(argv, tool: str, doc: str, kernel_name: str, configs_for, make_args, shapes, xs, xname: str, flops) -> int:
+def run(argv, tool: str, doc: str, kernel_name: str, configs_for, make_args, shapes, xs, xname: str, flops,
+        module: str | None = None) -> int:
     """The command line of a pipe probe (gemm_pipe, attn_pipe): compile and time
     `configs_for(sm_count)` with tl_kernels.<kernel_name> on inputs `make_args(torch, params)`, fit
     time per iteration against `xname`, write the record (schema tileroof.<tool>/1) under --out."""
@@ -98,7 +99,7 @@ def run(argv, tool: str, doc: str, kernel_name: str, configs_for, make_args, sha
 
     from . import tl_kernels
     from .provenance import base_provenance, write_record
-    prov = base_provenance(tool, touch_gpu=True)
+    prov = base_provenance(tool, touch_gpu=True, module=module)
     t0 = time.time()
     sm = torch.cuda.get_device_properties(0).multi_processor_count
     cfgs = measure(getattr(tl_kernels, kernel_name), configs_for(sm), lambda p: make_args(torch, p))
@@ -140,7 +141,8 @@ def main(argv=None) -> int:
     if "--nows" in argv:
         argv.remove("--nows")
         return run(argv, "gemm_pipe_nows", __doc__, "gemm_pipe_nows", nows_configs, _make_args,
-                   NOWS_SHAPES, BLOCK_KS, "block_K", lambda shape, bk: 2 * shape[0] * shape[1] * bk)
+                   NOWS_SHAPES, BLOCK_KS, "block_K", lambda shape, bk: 2 * shape[0] * shape[1] * bk,
+                   module="gemm_pipe")
     return run(argv, "gemm_pipe", __doc__, "gemm_pipe", configs, _make_args, SHAPES, BLOCK_KS, "block_K",
                lambda shape, bk: 2 * shape[0] * shape[1] * bk)
 

@@ -172,15 +172,16 @@ def torch_info(touch_gpu: bool = True) -> dict:
     return d
 
 
-def base_provenance(tool: str, touch_gpu: bool = True) -> dict:
-    """Everything except the clocks-after reading (the caller adds smi_after at the end)."""
+def base_provenance(tool: str, touch_gpu: bool = True, module: str | None = None) -> dict:
+    """Everything except the clocks-after reading (the caller adds smi_after at the end).
+    module: the tileroof.gpu module that ran, where it is not named `tool` (gemm_pipe --nows)."""
     smi = query_smi()
     prov = {
         "tool": tool,
         "date_utc": utc_now(),
         "hostname": platform.node(),
         "command": " ".join(shlex.quote(a) for a in [os.path.basename(sys.executable), "-m",
-                                                     f"tileroof.gpu.{tool}", *sys.argv[1:]]),
+                                                     f"tileroof.gpu.{module or tool}", *sys.argv[1:]]),
         "argv": list(sys.argv),
         "python": platform.python_version(),
         "gpu": smi.get("gpu"),
