@@ -305,7 +305,7 @@ def gqa_decode_split(batch, heads, groups, seqlen_kv, dim, block_N=128, block_H=
 
 # ----------------------------------------------------------------------------- linear attention
 @tilelang.jit(pass_configs={"tl.disable_tma_lower": True, "tl.disable_warp_specialized": True})
-def linear_attn_fwd(B, S, H, DK, DV, dtype="float16", chunk_size=64, BK=64, BV=64, num_stages=2):
+def linear_attn_fwd(B, S, H, DK, DV, dtype="float16", chunk_size=64, BK=64, BV=64, num_stages=2, q_copy=False):
     """Chunked causal linear attention forward (unnormalised), examples/linear_attention/
     example_linear_attn_fwd.py (chunk_linear_attn_fwd): one block per (BV slice, BK slice,
     batch*head) carries the BK x BV state h in a float32 fragment over the S/64 chunks:
@@ -313,7 +313,9 @@ def linear_attn_fwd(B, S, H, DK, DV, dtype="float16", chunk_size=64, BK=64, BV=6
     O holds one partial output per BK slice (NK, B, S, H, DV), summed by the caller, as upstream;
     final_state is the last h.  Upstream's pass configs (no TMA lowering, no warp
     specialisation) and its 64 x 64 x 64 tiles are kept; the kernel launches 128 threads (no
-    threads= given, as upstream)."""
+    threads= given, as upstream).  q_copy (a probe, not upstream): Q comes in by T.copy like K and V
+    (asynchronous, one stage ahead) and is scaled in shared memory, instead of upstream's
+    element-wise load-and-scale from global memory, which waits for its data every chunk."""
     scale = DK ** -0.5
     accum_dtype = "float32"
     assert S % chunk_size == 0 and DK % BK == 0 and DV % BV == 0
@@ -353,8 +355,13 @@ def linear_attn_fwd(B, S, H, DK, DV, dtype="float16", chunk_size=64, BK=64, BV=6
             T.use_swizzle(10)
 
             for i in T.Pipelined(0, NT, num_stages=num_stages):
-                for row, col in T.Parallel(chunk_size, BK):
-                    q[row, col] = Q[i_b, i * chunk_size + row, i_h, i_k * BK + col] * scale
+                if q_copy:
+                    T.copy(Q[i_b, i * chunk_size:(i + 1) * chunk_size, i_h, i_k * BK:(i_k + 1) * BK], q)
+                    for row, col in T.Parallel(chunk_size, BK):
+                        q[row, col] = q[row, col] * scale
+                else:
+                    for row, col in T.Parallel(chunk_size, BK):
+                        q[row, col] = Q[i_b, i * chunk_size + row, i_h, i_k * BK + col] * scale
                 T.copy(K[i_b, i * chunk_size:(i + 1) * chunk_size, i_h, i_k * BK:(i_k + 1) * BK], k)
                 T.copy(V[i_b, i * chunk_size:(i + 1) * chunk_size, i_h, i_v * BV:(i_v + 1) * BV], v)
 
@@ -1409,6 +1416,25 @@ def sweeps():
 
 
 def probe_cases() -> list[Case]:
+    return _grouped_probes() + _linear_probes()
+
+
+def _linear_probes() -> list[Case]:
+    """The chunked linear attention with Q brought in by T.copy (q_copy): against the upstream
+    kernel at the same sizes (1 and 2 blocks per SM), what its element-wise global load of Q costs
+    a chunk (run 67: 2.49 us a chunk alone on an SM, the model's chain 0.62 us)."""
+    out = []
+    for B in (2, 4):
+        p = dict(B=B, S=4096, H=16, DK=128, DV=128, dtype="float16", chunk_size=64, BK=64, BV=64,
+                 num_stages=2, q_copy=True)
+        out.append(Case(f"probe_linattn_qcopy_fp16_b{B}_s4096_h16_d128", linear_attn_fwd, p, _linear_inputs,
+                        _linear_ref, _chunk_expected(p, False), rtol=1e-2,
+                        tags=("linear-attention", "chunked", "probe", "float16"),
+                        note="upstream's linear attention with Q copied like K and V, scaled in shared memory"))
+    return out
+
+
+def _grouped_probes() -> list[Case]:
     """Controls for the grouped GEMM's DRAM (run 65: measured 1.1-1.9x the model's in-step bytes):
     the same loop, grid order and tiles with the groups written out (8 groups of 1024 rows, no
     data), with the grouped GEMM's pass configs (cp.async, no producer warps) and with TileLang's
