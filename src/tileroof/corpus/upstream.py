@@ -314,8 +314,9 @@ def linear_attn_fwd(B, S, H, DK, DV, dtype="float16", chunk_size=64, BK=64, BV=6
     final_state is the last h.  Upstream's pass configs (no TMA lowering, no warp
     specialisation) and its 64 x 64 x 64 tiles are kept; the kernel launches 128 threads (no
     threads= given, as upstream).  q_copy (a probe, not upstream): Q comes in by T.copy like K and V
-    (asynchronous, one stage ahead) and is scaled in shared memory, instead of upstream's
-    element-wise load-and-scale from global memory, which waits for its data every chunk."""
+    (asynchronous, one stage ahead, into a buffer of its own) and is scaled into q in shared
+    memory, instead of upstream's element-wise load-and-scale from global memory, which waits for
+    its data every chunk."""
     scale = DK ** -0.5
     accum_dtype = "float32"
     assert S % chunk_size == 0 and DK % BK == 0 and DV % BV == 0
@@ -343,6 +344,8 @@ def linear_attn_fwd(B, S, H, DK, DV, dtype="float16", chunk_size=64, BK=64, BV=6
             s = T.alloc_fragment([chunk_size, chunk_size], accum_dtype)
             s_shared = T.alloc_shared([chunk_size, chunk_size], dtype)
             o = T.alloc_fragment([chunk_size, BV], accum_dtype)
+            if q_copy:
+                q_raw = T.alloc_shared([chunk_size, BK], dtype)
             T.clear(h)
 
             T.annotate_layout({
@@ -356,9 +359,9 @@ def linear_attn_fwd(B, S, H, DK, DV, dtype="float16", chunk_size=64, BK=64, BV=6
 
             for i in T.Pipelined(0, NT, num_stages=num_stages):
                 if q_copy:
-                    T.copy(Q[i_b, i * chunk_size:(i + 1) * chunk_size, i_h, i_k * BK:(i_k + 1) * BK], q)
+                    T.copy(Q[i_b, i * chunk_size:(i + 1) * chunk_size, i_h, i_k * BK:(i_k + 1) * BK], q_raw)
                     for row, col in T.Parallel(chunk_size, BK):
-                        q[row, col] = q[row, col] * scale
+                        q[row, col] = q_raw[row, col] * scale
                 else:
                     for row, col in T.Parallel(chunk_size, BK):
                         q[row, col] = Q[i_b, i * chunk_size + row, i_h, i_k * BK + col] * scale
