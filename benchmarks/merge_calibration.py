@@ -26,6 +26,9 @@ What is written into src/tileroof/devices/profiles/<device>.toml, before its [fi
                                   blocks of a wave (stride 4), the share of re-reads served by L2 against
                                   the working set between two uses: (DRAM read - W) / (issued / 2 - W)
                                   missed; points (working set bytes, hit share), monotone non-increasing
+  [measured.gemm_iteration_cycles_nows] } from a gemm_pipe_nows-*.json run (gemm_pipe --nows): the
+  [measured.tensor_rate_share_nows]     } pipelined gemm iteration without warp specialisation, its
+  [measured.coresidency_nows]           } fixed cycles, math rate over the peak, co-resident blocks
   [measured.gemm_wait_cycles]     } from an attn_pipe-*.json run (tileroof.gpu.attn_pipe): what a second gemm
   [measured.gemm_wait_cycles_overlapped] } adds to a pipelined iteration's fixed cost, one / several consumer
                                     warpgroups (its fixed cycles less the profile's gemm_iteration_cycles*)
@@ -89,6 +92,9 @@ def main(argv=None) -> int:
             continue
         if run.get("schema") == "tileroof.gemm_pipe/1":
             tables.update(derive.iteration_cost_entries(run, base.tensor_flops_per_clk("fp16"), _where(path, run)))
+            continue
+        if run.get("schema") == "tileroof.gemm_pipe_nows/1":
+            tables.update(derive.nows_entries(run, base.tensor_flops_per_clk("fp16"), _where(path, run)))
             continue
         if run.get("schema") == "tileroof.attn_pipe/1":
             one = tables.get("gemm_iteration_cycles", {}).get("value", base.gemm_iteration_cycles)

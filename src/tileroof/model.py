@@ -332,6 +332,31 @@ def gemm_iteration_law(dev: Device) -> bool:
                 and dev.tensor_instruction == "wgmma")
 
 
+def nows_iteration(dev: Device, math_cycles: float, n_gemm: int) -> float:
+    """Cycles of one block's pipelined iteration without warp specialisation (tl.disable_warp_
+    specialized; its loads cp.async, issued and waited for by the consumer threads): its math at
+    the measured share of the per-clock tensor peak plus the measured fixed cycles for each gemm
+    (gemm_pipe --nows, run 68 on the H200: 2322-2844 FLOP/clk/SM against the 4096 peak, 165-194
+    cycles; each gemm of an iteration waits for its result, so each pays the fixed part -- an
+    assumption: the probe has one gemm)."""
+    return math_cycles / dev.tensor_rate_share_nows + max(n_gemm, 1) * dev.gemm_iteration_cycles_nows
+
+
+def coresidency(dev: Device, blocks: int) -> float:
+    """The SM's time for one iteration of each of `blocks` co-resident blocks without warp
+    specialisation, over one block's iteration alone: the measured curve (gemm_pipe --nows: 1.69 at
+    2, 2.44 at 4 blocks per SM; linear between points, along the last segment past them), or
+    `blocks` (no overlap) without it."""
+    pts = dev.coresidency_nows
+    if not pts or blocks <= 1:
+        return float(max(blocks, 1))
+    xs, ys = memory.curve_arrays(pts)
+    if blocks >= xs[-1] and len(xs) > 1:
+        slope = (ys[-1] - ys[-2]) / (xs[-1] - xs[-2])
+        return float(ys[-1] + slope * (blocks - xs[-1]))
+    return float(np.interp(blocks, xs, ys))
+
+
 def gemm_fixed_cycles(dev: Device, n_gemm: int, warpgroups: int) -> float:
     """Cycles a pipelined iteration with `n_gemm` gemms adds to its math: with one consumer
     warpgroup, what gemm_pipe measured for one gemm (gemm_iteration_cycles) plus, for each further
@@ -397,6 +422,7 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
     if acc_spill > 1.0:
         spill = 1.0                     # the measured factor is the whole slowdown
     n_reduce = 0
+    sync_read = 0.0                    # global bytes element-wise code loads in the loop (not T.copy)
     law = gemm_iteration_law(dev)
     math_cycles = 0.0                  # tensor work at the per-clock peak, one SM's share, all blocks
     n_gemm = 0
@@ -415,6 +441,8 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
         if rec.kind == "reduce":
             n_reduce += rec.executions
         g2s += oc.bytes.get((GLOBAL, "read"), 0)
+        if rec.kind != "copy":
+            sync_read += oc.bytes.get((GLOBAL, "read"), 0)
     stages = max(op.pipeline_stages for op, _ in loop_ops)
     per_sm_l2 = dev.l2_bw / dev.sm_count if dev.l2_bw else 0.0
     latency = c.get("load_latency_s", 0.0)
@@ -457,13 +485,32 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
     # calibrate's block_stream where the profile has it, else one load latency
     prologue = dev.block_fixed_s or latency
 
+    # without warp specialisation the consumer threads issue the loads, wait for them and run the
+    # gemms themselves (cp.async): one block's iteration is one chain (nows_iteration), and element
+    # loads from global memory in the loop wait for their data every iteration
+    # (measured with two stages: a one-stage loop, whose loads wait for the previous iteration's
+    # consumers, keeps the one-stage rule below)
+    nows = bool(law and stages >= 2 and not occ.warp_specialized and dev.gemm_iteration_cycles_nows
+                and dev.tensor_rate_share_nows)
+    sync_wait = (stream_time(dev.dram_stream, sync_read / total_iters, 1)
+                 if (nows and sync_read and dev.dram_stream) else 0.0)
+
     def at_clock(clock_hz=None, clock: float = 1.0):
         clock_hz = clock_hz or dev.tensor_clock_hz
         tc = 0.0
         for oc, slow in tensor_work:
             tc += _tensor_time_per_sm(oc, dev, clock) * slow
         eff = wg_eff
-        if law and math_cycles:
+        chain = 0.0
+        if nows and math_cycles:
+            eff = 1.0
+            t_tens = nows_iteration(dev, math_cycles / total_iters, n_gemm) / clock_hz
+            chain = consumer_compute(t_tens, other / total_iters) * spill
+            co = coresidency(dev, share)
+            t_compute = chain * co
+            t_tc_iter = t_tens * spill * co
+            chain += sync_wait
+        elif law and math_cycles:
             # Hopper, measured (gemm_pipe): one consumer warpgroup's iteration is its math at the
             # per-clock peak plus a fixed cost (barrier round trip, wgmma wait); with several, one's
             # fixed cost hides behind the others' math until it exceeds them
@@ -494,7 +541,7 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
             if stages == 1:
                 t_stream += buffer_hold(t_compute, t_tc_iter, groups)
             t_latency = (1.0 - f_dram) * t_latency + f_dram * t_stream
-        t_iter = max(t_compute, t_l2, t_latency)
+        t_iter = max(t_compute, chain, t_l2, t_latency)
         rest_tc = 0.0
         for oc in rest_work:
             rest_tc += _tensor_time_per_sm(oc, dev, clock)
@@ -502,6 +549,8 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
                           + t_store)
         block_times = iters * t_iter + prologue + t_rest
         terms = {"compute": t_compute, "l2": t_l2, "latency": t_latency}
+        if chain > t_compute:
+            terms["chain"] = chain
         return block_times, {"iteration_s": t_iter, "stages": stages, "tile_bytes": g2s / total_iters,
                              "loop_iterations": total_iters / nblocks,
                              "iteration_bound": max(terms, key=terms.get),

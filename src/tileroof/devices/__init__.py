@@ -55,6 +55,8 @@ _SPECS = {
     "gemm_iteration_cycles_overlapped": ("gemm_iteration_cycles_overlapped", 1),
     "gemm_wait_cycles": ("gemm_wait_cycles", 1),
     "gemm_wait_cycles_overlapped": ("gemm_wait_cycles_overlapped", 1),
+    "gemm_iteration_cycles_nows": ("gemm_iteration_cycles_nows", 1),
+    "tensor_rate_share_nows": ("tensor_rate_share_nows", 1),
     "l2_atomic_throughput_gops": ("atomic_rate_contended", 1e9),
     "atomic_throughput_distinct_gops": ("atomic_rate", 1e9),
     "timing_flush_dirty_mb": ("flush_dirty_bytes", 1e6),
@@ -128,6 +130,12 @@ class Device:
     tensor_per_clk: dict = field(default_factory=dict)  # dtype -> dense tensor FLOP per clock per SM (peak)
     gemm_iteration_cycles: float = 0.0    # one consumer warpgroup: cycles a pipelined gemm iteration adds to its math
     gemm_iteration_cycles_overlapped: float = 0.0  # several: cycles one's iteration adds to its share of the math
+    # a pipelined gemm iteration without warp specialisation (cp.async, consumers load): its fixed
+    # cycles, its math's share of the per-clock tensor peak, and the SM's time for B co-resident
+    # blocks' iterations over one block's ((B, ratio), ...): tileroof.gpu.gemm_pipe --nows
+    gemm_iteration_cycles_nows: float = 0.0
+    tensor_rate_share_nows: float = 0.0
+    coresidency_nows: tuple = ()
     gemm_wait_cycles: float | None = None  # what each further gemm of an iteration adds (one warpgroup; None: as much
     gemm_wait_cycles_overlapped: float | None = None  # as the first)   ... several warpgroups
     l2_merge_group: int = 1               # SMs (one TPC) that consecutive blocks land on and whose identical
@@ -215,6 +223,9 @@ def _apply(fields: dict, specs: dict, sources: dict, cites: dict | None) -> None
         elif key == "flush_writeback_ns_per_mb":
             fields["flush_writeback_cost"] = tuple((float(r), float(ns) * 1e-15) for r, ns in value)
             sources["flush_writeback_cost"] = cite
+        elif key == "coresidency_nows":
+            fields["coresidency_nows"] = tuple((float(b), float(g)) for b, g in value)
+            sources["coresidency_nows"] = cite
         elif key == "l2_reuse_hit_curve":
             fields["l2_hit_curve"] = tuple((float(d), float(h)) for d, h in value)
             sources["l2_hit_curve"] = cite

@@ -306,6 +306,55 @@ def iteration_cost_entries(doc: dict, flops_per_clk: float, where: str) -> dict:
     return out
 
 
+def nows_entries(doc: dict, flops_per_clk: float, where: str) -> dict:
+    """The pipelined gemm iteration without warp specialisation, from a `gemm_pipe --nows` run
+    (tileroof.gemm_pipe_nows/1): per tile shape the line of cycles per iteration against block_K
+    (one block per SM) gives a fixed part (intercept) and a math rate (slope); the profile keeps
+    the median intercept (gemm_iteration_cycles_nows), the median slope as a share of the fp16
+    per-clock peak `flops_per_clk` (tensor_rate_share_nows), and, from the shapes also run with 2
+    and 4 blocks per SM (block_K 64), the SM's cycles for one iteration of each co-resident block
+    over one block's alone, median per count (coresidency_nows)."""
+    fits = doc.get("fits", [])
+    icpt = [f["intercept_cycles"] for f in fits if f.get("intercept_cycles") is not None]
+    share = [f["flops_per_clk_sm_from_slope"] / flops_per_clk for f in fits if f.get("flops_per_clk_sm_from_slope")]
+    runs: dict = {}
+    for c in doc.get("configs", []):
+        if c.get("block_K") != 64 or "stats" not in c or not c.get("sm_clock_hz"):
+            continue
+        runs.setdefault((tuple(c["shape"]), c.get("blocks_per_sm", 1)), {})[c["iters"]] = c
+    per_iter = {}
+    for (shape, per_sm), v in runs.items():
+        if len(v) == 2:
+            lo, hi = sorted(v)
+            t = (v[hi]["stats"]["median_s"] - v[lo]["stats"]["median_s"]) / (hi - lo)
+            per_iter[(shape, per_sm)] = t * statistics.median([v[lo]["sm_clock_hz"], v[hi]["sm_clock_hz"]])
+    ratios: dict = {}
+    for (shape, per_sm), cyc in per_iter.items():
+        if per_sm > 1 and (shape, 1) in per_iter:
+            ratios.setdefault(per_sm, []).append(cyc / per_iter[(shape, 1)])
+    base = ("tileroof.gpu.gemm_pipe --nows: time per pipelined gemm iteration compiled with tl.disable_tma_lower and "
+            "tl.disable_warp_specialized (cp.async loads issued by the consumer threads), merged L2-resident tiles, "
+            "times the block's SM clock")
+    out = {}
+    if icpt:
+        out["gemm_iteration_cycles_nows"] = {
+            "value": round(statistics.median(icpt), 1), "unit": "cycles", "points": [round(v) for v in icpt],
+            "method": f"{base}; intercept of the line against block_K 16-128 (one block per SM), median over "
+                      f"{len(icpt)} tile shapes [{where}]"}
+    if share:
+        out["tensor_rate_share_nows"] = {
+            "value": round(statistics.median(share), 4), "unit": "ratio", "points": [round(v, 3) for v in share],
+            "method": f"{base}; slope of that line (FLOP per cycle per SM) over the {flops_per_clk:.0f} FLOP/clk/SM fp16 "
+                      f"peak, median over {len(share)} tile shapes [{where}]"}
+    if ratios:
+        pts = [[1, 1.0]] + [[b, round(statistics.median(r), 3)] for b, r in sorted(ratios.items())]
+        out["coresidency_nows"] = {
+            "value": pts, "unit": "[blocks per SM, SM cycles per iteration of each over one block's]",
+            "method": f"{base}; block_K 64 at 1, 2 and 4 blocks per SM, median over "
+                      f"{max(len(r) for r in ratios.values())} tile shapes [{where}]"}
+    return out
+
+
 def second_gemm_entries(doc: dict, flops_per_clk: float, one_gemm: float, one_gemm_overlapped: float,
                         where: str) -> dict:
     """gemm_wait_cycles and gemm_wait_cycles_overlapped from a tileroof.gpu.attn_pipe run: what a

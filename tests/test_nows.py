@@ -1,0 +1,54 @@
+"""The pipelined gemm iteration without warp specialisation (gemm_pipe --nows): the law, the
+co-residency curve, the profile entries derived from a run, and the blocks that share an SM."""
+from dataclasses import replace
+
+import pytest
+
+import tileroof
+from tileroof import devices, model
+from tileroof.gpu import derive, tl_kernels
+
+CURVE = ((1.0, 1.0), (2.0, 1.692), (4.0, 2.44))
+
+
+def test_coresidency_curve_and_fallback():
+    dev = replace(devices.load("h200"), coresidency_nows=CURVE)
+    assert model.coresidency(dev, 1) == 1.0
+    assert model.coresidency(dev, 2) == pytest.approx(1.692)
+    assert model.coresidency(dev, 3) == pytest.approx((1.692 + 2.44) / 2)        # between the points
+    assert model.coresidency(dev, 6) == pytest.approx(2.44 + (2.44 - 1.692) / 2 * 2)   # the last segment on
+    assert model.coresidency(replace(dev, coresidency_nows=()), 3) == 3.0       # no curve: no overlap
+
+
+def test_nows_iteration_law():
+    dev = replace(devices.load("h200"), tensor_rate_share_nows=0.5, gemm_iteration_cycles_nows=100.0)
+    # 1000 cycles of math at the peak run at half of it, and each of the two gemms pays 100 cycles
+    assert model.nows_iteration(dev, 1000.0, 2) == pytest.approx(2200.0)
+
+
+def test_nows_entries_from_a_run():
+    fits = [{"shape": [64, 64, 128], "intercept_cycles": 100.0, "flops_per_clk_sm_from_slope": 2048.0},
+            {"shape": [64, 128, 128], "intercept_cycles": 200.0, "flops_per_clk_sm_from_slope": 3072.0},
+            {"shape": [128, 128, 128], "intercept_cycles": 300.0, "flops_per_clk_sm_from_slope": 4096.0}]
+
+    def cfg(bps, iters, t):
+        return {"shape": [64, 64, 128], "block_K": 64, "iters": iters, "blocks_per_sm": bps,
+                "stats": {"median_s": t}, "sm_clock_hz": 1e9}
+    # one block: 1 us per iteration (1000 cycles); two: 1.5 us for both blocks' iteration
+    configs = [cfg(1, 400, 400e-6), cfg(1, 1600, 1600e-6), cfg(2, 400, 600e-6), cfg(2, 1600, 2400e-6)]
+    out = derive.nows_entries({"fits": fits, "configs": configs}, 4096.0, "test")
+    assert out["gemm_iteration_cycles_nows"]["value"] == 200.0
+    assert out["tensor_rate_share_nows"]["value"] == 0.75
+    assert out["coresidency_nows"]["value"] == [[1, 1.0], [2, 1.5]]
+
+
+def test_blocks_share_an_sm_only_as_many_as_are_there():
+    """gemm_pipe_nows fits 4 blocks per SM by shared memory; with one block per SM (grid = SMs) its
+    iteration is one block's chain, with two the chain times the co-residency curve at 2."""
+    dev = devices.load("h200")
+    p = dict(block_M=64, block_N=128, block_K=64, num_stages=2, threads=128, iters=400)
+    one = tileroof.analyze(tl_kernels.gemm_pipe_nows, device=dev, grid=dev.sm_count, **p)
+    two = tileroof.analyze(tl_kernels.gemm_pipe_nows, device=dev, grid=2 * dev.sm_count, **p)
+    assert one.timing.occupancy.blocks_per_sm == 4
+    c1, c2 = one.timing.pipeline["terms_s"]["compute"], two.timing.pipeline["terms_s"]["compute"]
+    assert c2 / c1 == pytest.approx(model.coresidency(dev, 2), rel=1e-6)
