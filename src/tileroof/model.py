@@ -332,6 +332,20 @@ def gemm_iteration_law(dev: Device) -> bool:
                 and dev.tensor_instruction == "wgmma")
 
 
+def resident_blocks(trace: KernelTrace, dev: Device, occ: Occupancy) -> int:
+    """Blocks resident together on the busiest SM: as many as occupancy allows, or fewer when the
+    grid has fewer blocks than slots (the block scheduler spreads them over the SMs first)."""
+    if not dev.sm_count:
+        return occ.blocks_per_sm
+    return min(occ.blocks_per_sm, max(-(-trace.num_blocks // dev.sm_count), 1))
+
+
+def nows_law(dev: Device) -> bool:
+    """Whether the device measured the pipelined gemm iteration without warp specialisation
+    (gemm_pipe --nows: gemm_iteration_cycles_nows and tensor_rate_share_nows)."""
+    return bool(dev.gemm_iteration_cycles_nows and dev.tensor_rate_share_nows)
+
+
 def nows_iteration(dev: Device, math_cycles: float, n_gemm: int) -> float:
     """Cycles of one block's pipelined iteration without warp specialisation (tl.disable_warp_
     specialized; its loads cp.async, issued and waited for by the consumer threads): its math at
@@ -449,7 +463,7 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
     # blocks resident on one SM share its tensor cores, ALUs and L2 port: as many as occupancy
     # allows, or fewer when the grid has fewer blocks than slots (the block scheduler spreads
     # them over the SMs first: ceil(blocks / SMs) on the busiest)
-    share = min(occ.blocks_per_sm, max(-(-trace.num_blocks // dev.sm_count), 1)) if dev.sm_count else occ.blocks_per_sm
+    share = resident_blocks(trace, dev, occ)
     n_wg = occ.consumer_warpgroups
     # the L2 slices see the tile requests left after the two SMs of a TPC merge identical ones
     merged = mem.l2_slice_read / mem.l2_read if (mem is not None and mem.l2_read) else 1.0
@@ -490,8 +504,7 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
     # loads from global memory in the loop wait for their data every iteration
     # (measured with two stages: a one-stage loop, whose loads wait for the previous iteration's
     # consumers, keeps the one-stage rule below)
-    nows = bool(law and stages >= 2 and not occ.warp_specialized and dev.gemm_iteration_cycles_nows
-                and dev.tensor_rate_share_nows)
+    nows = bool(law and stages >= 2 and not occ.warp_specialized and nows_law(dev))
     sync_wait = (stream_time(dev.dram_stream, sync_read / total_iters, 1)
                  if (nows and sync_read and dev.dram_stream) else 0.0)
 
