@@ -227,31 +227,7 @@ def gemm_pipe(block_M, block_N, block_K, num_stages, threads, iters, grid, n_til
     iteration against block_K gives the fixed cost one pipelined iteration pays besides its math
     (producer/consumer barrier round trip, TMA issue, wgmma fence/commit/wait).  Times[block] =
     (GPU timer, SM cycles) at thread 0's start and after the store: the clock the block ran at."""
-
-    @T.prim_func
-    def main(A: T.Tensor((n_tiles * block_M, block_K), dtype), B: T.Tensor((n_tiles * block_K, block_N), dtype),
-             Out: T.Tensor((grid * block_M, block_N), "float32"), Times: T.Tensor((grid, 4), "int64")):
-        with T.Kernel(grid, threads=threads) as bx:
-            T.import_source(TIMER_SOURCE)
-            tx = T.get_thread_binding()
-            A_shared = T.alloc_shared((block_M, block_K), dtype)
-            B_shared = T.alloc_shared((block_K, block_N), dtype)
-            C = T.alloc_fragment((block_M, block_N), "float32")
-            if tx == 0:
-                Times[bx, 0] = T.call_extern("int64", "tr_globaltimer")
-                Times[bx, 1] = T.call_extern("int64", "tr_clock")
-            T.clear(C)
-            for k in T.Pipelined(iters, num_stages=num_stages):
-                t = k % n_tiles
-                T.copy(A[t * block_M:(t + 1) * block_M, 0:block_K], A_shared)
-                T.copy(B[t * block_K:(t + 1) * block_K, 0:block_N], B_shared)
-                T.gemm(A_shared, B_shared, C)
-            T.copy(C, Out[bx * block_M:(bx + 1) * block_M, :])
-            if tx == 0:
-                Times[bx, 2] = T.call_extern("int64", "tr_globaltimer")
-                Times[bx, 3] = T.call_extern("int64", "tr_clock")
-
-    return main
+    return _gemm_pipe_body(block_M, block_N, block_K, num_stages, threads, iters, grid, n_tiles, dtype)
 
 
 @tilelang.jit
