@@ -924,10 +924,31 @@ def _clock_cases() -> list[Case]:
     ]
 
 
+def _nows_cases() -> list[Case]:
+    """Dense GEMMs compiled without TMA and warp specialisation (the grouped GEMM's loop with one
+    group: tl.disable_tma_lower, tl.disable_warp_specialized), written after session 9's
+    non-warp-specialised iteration law and resident-block share and predicted before they ran:
+    three tiles on 4096^3 (2-4 blocks per SM), and 1024 x 1024 x 8192 (64 blocks: fewer than the
+    SMs, one per SM)."""
+    from .upstream import _affine_expected, _affine_inputs, _affine_ref, grouped_affine_cpasync
+
+    out = []
+    for M, N, K, bM, bN, bK, s, t in ((4096, 4096, 4096, 64, 128, 64, 2, 128),
+                                       (4096, 4096, 4096, 128, 128, 32, 3, 128),
+                                       (4096, 4096, 4096, 128, 256, 32, 2, 256),
+                                       (1024, 1024, 8192, 128, 128, 64, 2, 256)):
+        p = dict(G=1, M=M, N=N, K=K, block_M=bM, block_N=bN, block_K=bK, num_stages=s, threads=t, dtype="float16")
+        out.append(Case(f"gemm_nows_fp16_{M}x{N}x{K}_bm{bM}_bn{bN}_bk{bK}_s{s}_t{t}", grouped_affine_cpasync, p,
+                        _affine_inputs, _affine_ref, _affine_expected(p), rtol=1e-2,
+                        tags=("gemm", "float16", "nows", "extra"),
+                        note="cp.async, no warp specialisation; grid (M tiles, N tiles), M fastest"))
+    return out
+
+
 def cases() -> list[Case]:
     return (_gemm_cases() + _attention_cases() + _rowwise_cases() + _other_cases() + _probe_cases()
             + _size_cases() + _short_cases() + _stage_cases() + _conv_cases() + _conv_check_cases()
-            + _epilogue_cases() + _fp32_store_cases() + _clock_cases())
+            + _epilogue_cases() + _fp32_store_cases() + _clock_cases() + _nows_cases())
 
 
 # ----------------------------------------------------------------------------- sweeps
