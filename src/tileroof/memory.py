@@ -520,10 +520,15 @@ def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: in
         # MB of C to DRAM).  The cache's last `capacity` bytes hold reads and writes in the kernel's mix.
         resident_dirty = dirty_at_end(dram_read, dram_write, capacity)
         dram_write -= resident_dirty
+        notes = [f"{slots} blocks resident at once, {waves} waves; L2 capacity {capacity / 1e6:.1f} MB; "
+                 f"{resident_dirty / 1e6:.1f} MB of writes still dirty in L2 at the end (written back after the kernel)"]
+        if trace.data_keyed:
+            notes.append(f"tiles of {', '.join(trace.data_keyed)} start at values read from a tensor (one per block): "
+                         "the blocks they depend on are taken to spread evenly, in launch order, over the tile "
+                         "positions (which block reads which tile is known only at run time)")
         out.append(MemoryEstimate(
             int(round(dram_read)), int(round(dram_write)), int(total_issued_read), int(l2_write), per_operand,
-            [f"{slots} blocks resident at once, {waves} waves; L2 capacity {capacity / 1e6:.1f} MB; "
-             f"{resident_dirty / 1e6:.1f} MB of writes still dirty in L2 at the end (written back after the kernel)"],
+            notes,
             int(round(_merged_read(tiled, order, slots, merge_group))) if merge_group > 1 else None,
             wave_bytes))
     return out

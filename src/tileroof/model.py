@@ -570,7 +570,8 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
                              "terms_s": terms, "tensor_efficiency": eff, "prologue_epilogue_s": prologue + t_rest,
                              "register_spill_factor": spill, "accumulator_spill_factor": acc_spill,
                              "reductions_per_iteration": n_reduce / total_iters, "consumer_warpgroups": n_wg,
-                             "gemm_iteration_law": bool(law and math_cycles)}
+                             "gemm_iteration_law": bool(law and math_cycles),
+                             "nows_iteration_law": bool(nows and math_cycles), "resident_blocks": share}
     return at_clock
 
 
@@ -682,7 +683,14 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
     assumptions = list(mem.assumptions)
     if drift_note:
         assumptions.append(drift_note)
-    if timed[4].get("gemm_iteration_law"):
+    if timed[4].get("nows_iteration_law"):
+        assumptions.append(
+            f"the pipelined loop runs without warp specialisation (its threads load, wait and compute): one "
+            f"block's iteration is its gemms' math at {dev.tensor_rate_share_nows:.2f} of "
+            f"{dev.tensor_flops_per_clk('fp16'):.0f} FLOP/clk/SM (fp16) plus {dev.gemm_iteration_cycles_nows:.0f} cycles "
+            f"per gemm, {timed[4].get('resident_blocks', 1)} co-resident blocks taking "
+            f"{coresidency(dev, timed[4].get('resident_blocks', 1)):.2f}x one block's time (tileroof.gpu.gemm_pipe --nows)")
+    elif timed[4].get("gemm_iteration_law"):
         more = ""
         if dev.gemm_wait_cycles is not None or dev.gemm_wait_cycles_overlapped is not None:
             more = (f"; each further gemm of an iteration adds {gemm_fixed_cycles(dev, 2, 1) - gemm_fixed_cycles(dev, 1, 1):.0f}"
