@@ -290,6 +290,7 @@ def test_grouped_gemm_tiles_are_data_keyed():
     case = ALL["up_grouped_gemm_fp16_g8_m8192_n4096_k4096"]
     r = tileroof.analyze(case.kernel, **tiny_params(case))
     assert r.trace.data_keyed == ("A", "B")
+    assert any("A, B start at values read from a tensor" in a for a in r.timing.assumptions)
     assert r.trace.grid[:2] == (7, 2)
     starts = {}
     for op in r.trace.ops:
