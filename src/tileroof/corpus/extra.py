@@ -930,7 +930,7 @@ def _nows_cases() -> list[Case]:
     non-warp-specialised iteration law and resident-block share and predicted before they ran:
     three tiles on 4096^3 (2-4 blocks per SM), and 1024 x 1024 x 8192 (64 blocks: fewer than the
     SMs, one per SM)."""
-    from .upstream import _affine_expected, _affine_inputs, _affine_ref, grouped_affine_cpasync
+    from .upstream import affine_case, grouped_affine_cpasync
 
     out = []
     for M, N, K, bM, bN, bK, s, t in ((4096, 4096, 4096, 64, 128, 64, 2, 128),
@@ -938,10 +938,9 @@ def _nows_cases() -> list[Case]:
                                        (4096, 4096, 4096, 128, 256, 32, 2, 256),
                                        (1024, 1024, 8192, 128, 128, 64, 2, 256)):
         p = dict(G=1, M=M, N=N, K=K, block_M=bM, block_N=bN, block_K=bK, num_stages=s, threads=t, dtype="float16")
-        out.append(Case(f"gemm_nows_fp16_{M}x{N}x{K}_bm{bM}_bn{bN}_bk{bK}_s{s}_t{t}", grouped_affine_cpasync, p,
-                        _affine_inputs, _affine_ref, _affine_expected(p), rtol=1e-2,
-                        tags=("gemm", "float16", "nows", "extra"),
-                        note="cp.async, no warp specialisation; grid (M tiles, N tiles), M fastest"))
+        out.append(affine_case(f"gemm_nows_fp16_{M}x{N}x{K}_bm{bM}_bn{bN}_bk{bK}_s{s}_t{t}", grouped_affine_cpasync, p,
+                               ("gemm", "float16", "nows", "extra"),
+                               "cp.async, no warp specialisation; grid (M tiles, N tiles), M fastest"))
     return out
 
 

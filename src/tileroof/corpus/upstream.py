@@ -1273,6 +1273,37 @@ def _blocksparse_case(name, p, window, note):
                      "(blocksparse_flashattn); " + note)
 
 
+_GROUPED_TAGS = ("gemm", "grouped", "moe", "upstream", "float16", "data-dependent")
+_GROUPED_NOTE = "examples/grouped_gemm/example_grouped_gemm_fwd.py (grouped_gemm)"
+# upstream's main() group sizes (8 expert groups of 700-1500 rows)
+_GROUP_SIZES = (1000, 1500, 700, 1200, 900, 1100, 800, 992)
+
+
+def _grouped_case(name, p, note, sweep=None) -> Case:
+    return Case(name, grouped_gemm, p, _grouped_inputs, _grouped_ref, _grouped_expected(p), rtol=1e-2,
+                sweep=sweep, tags=_GROUPED_TAGS, note=f"{_GROUPED_NOTE}{note}")
+
+
+def _linear_case(name, B, note, tags=("linear-attention", "chunked", "upstream", "float16"), **extra) -> Case:
+    """The chunked linear attention at H = 16, S = 4096, d = 128 with upstream's tiles."""
+    p = dict(B=B, S=4096, H=16, DK=128, DV=128, dtype="float16", chunk_size=64, BK=64, BV=64,
+             num_stages=2, **extra)
+    return Case(name, linear_attn_fwd, p, _linear_inputs, _linear_ref, _chunk_expected(p, False), rtol=1e-2,
+                tags=tags, note=note)
+
+
+def _retention_case(name, B, note) -> Case:
+    """The chunked retention at H = 32, S = 4096, d = 128 in bf16 with upstream's tiles."""
+    p = dict(B=B, S=4096, H=32, DK=128, DV=128, dtype="bfloat16", chunk_size=64, BK=64, BV=64)
+    return Case(name, retention_fwd, p, _retention_inputs, _retention_ref, _chunk_expected(p, True), rtol=2e-2,
+                tags=("linear-attention", "retention", "chunked", "upstream", "bfloat16"), note=note)
+
+
+def _topk_case(name, p, note) -> Case:
+    return Case(name, topk_gating, p, _topk_inputs, _topk_ref, _topk_expected(p), rtol=1e-6,
+                tags=("topk", "moe", "reduce", "upstream", "float32"), note=note)
+
+
 def cases() -> list[Case]:
     out = [_bwd_case("up_mha_bwd_fp16_b2_h16_s2048_d64",
                      _bwd_params(2, 16, 2048, 64, False),
@@ -1295,57 +1326,36 @@ def cases() -> list[Case]:
              "rows, KV split 16 ways (2048 blocks of 4 iterations), then a combine launch of "
              "512 blocks; random uint8 key mask"))
 
-    p = dict(B=4, S=4096, H=16, DK=128, DV=128, dtype="float16", chunk_size=64, BK=64, BV=64,
-             num_stages=2)
-    out.append(Case(
-        "up_linear_attn_fwd_fp16_b4_s4096_h16_d128", linear_attn_fwd, p, _linear_inputs,
-        _linear_ref, _chunk_expected(p, False), rtol=1e-2,
-        tags=("linear-attention", "chunked", "upstream", "float16"),
-        note="examples/linear_attention/example_linear_attn_fwd.py (chunk_linear_attn_fwd): "
-             "64-token chunks, 64 x 64 state tiles, NK = NV = 2 (256 blocks of 64 chunks); "
-             "O holds the two BK-slice partials"))
-
-    p = dict(B=4, S=4096, H=32, DK=128, DV=128, dtype="bfloat16", chunk_size=64, BK=64, BV=64)
-    out.append(Case(
-        "up_retention_fwd_bf16_b4_s4096_h32_d128", retention_fwd, p, _retention_inputs,
-        _retention_ref, _chunk_expected(p, True), rtol=2e-2,
-        tags=("linear-attention", "retention", "chunked", "upstream", "bfloat16"),
-        note="examples/linear_attention/example_retention_fwd.py (chunk_retention_fwd) in "
-             "bf16 (upstream's dtype parameter): per-head decay 1 - 2^(-5-h), 512 blocks of 64 "
-             "chunks, T.Pipelined without stages"))
-
-    p = dict(M=262144, N=128, topk=6, blk_m=64, threads=128)
-    out.append(Case(
-        "up_topk_fp32_m262144_n128_k6", topk_gating, p, _topk_inputs, _topk_ref,
-        _topk_expected(p), rtol=1e-6,
-        tags=("topk", "moe", "reduce", "upstream", "float32"),
-        note="examples/topk/example_topk.py (tl_topk), upstream's N=128 experts, top-6, "
-             "blk_m=64, 128 threads, float32 logits; 262144 tokens (4096 blocks); tie-free "
-             "logits so the arg-max is unique"))
+    out.append(_linear_case(
+        "up_linear_attn_fwd_fp16_b4_s4096_h16_d128", 4,
+        "examples/linear_attention/example_linear_attn_fwd.py (chunk_linear_attn_fwd): "
+        "64-token chunks, 64 x 64 state tiles, NK = NV = 2 (256 blocks of 64 chunks); "
+        "O holds the two BK-slice partials"))
+    out.append(_retention_case(
+        "up_retention_fwd_bf16_b4_s4096_h32_d128", 4,
+        "examples/linear_attention/example_retention_fwd.py (chunk_retention_fwd) in "
+        "bf16 (upstream's dtype parameter): per-head decay 1 - 2^(-5-h), 512 blocks of 64 "
+        "chunks, T.Pipelined without stages"))
+    out.append(_topk_case(
+        "up_topk_fp32_m262144_n128_k6", dict(M=262144, N=128, topk=6, blk_m=64, threads=128),
+        "examples/topk/example_topk.py (tl_topk), upstream's N=128 experts, top-6, "
+        "blk_m=64, 128 threads, float32 logits; 262144 tokens (4096 blocks); tie-free "
+        "logits so the arg-max is unique"))
     # the same chunked kernels at other batch sizes: 128 to 512 blocks, i.e. 1 to 4 per SM
     # (written after run 66: does a block's iteration chain or the SM's shared units set the pace?)
     for B in (2, 6, 8):
-        p = dict(B=B, S=4096, H=16, DK=128, DV=128, dtype="float16", chunk_size=64, BK=64, BV=64,
-                 num_stages=2)
-        out.append(Case(
-            f"up_linear_attn_fwd_fp16_b{B}_s4096_h16_d128", linear_attn_fwd, p, _linear_inputs,
-            _linear_ref, _chunk_expected(p, False), rtol=1e-2,
-            tags=("linear-attention", "chunked", "upstream", "float16"),
-            note=f"examples/linear_attention/example_linear_attn_fwd.py: as the B=4 case, {64 * B} blocks"))
+        out.append(_linear_case(
+            f"up_linear_attn_fwd_fp16_b{B}_s4096_h16_d128", B,
+            f"examples/linear_attention/example_linear_attn_fwd.py: as the B=4 case, {64 * B} blocks"))
     for B in (1, 2):
-        p = dict(B=B, S=4096, H=32, DK=128, DV=128, dtype="bfloat16", chunk_size=64, BK=64, BV=64)
-        out.append(Case(
-            f"up_retention_fwd_bf16_b{B}_s4096_h32_d128", retention_fwd, p, _retention_inputs,
-            _retention_ref, _chunk_expected(p, True), rtol=2e-2,
-            tags=("linear-attention", "retention", "chunked", "upstream", "bfloat16"),
-            note=f"examples/linear_attention/example_retention_fwd.py: as the B=4 case, {128 * B} blocks"))
+        out.append(_retention_case(
+            f"up_retention_fwd_bf16_b{B}_s4096_h32_d128", B,
+            f"examples/linear_attention/example_retention_fwd.py: as the B=4 case, {128 * B} blocks"))
     # other expert counts, k and row blocks (written after run 63, measured in run 66)
     for M, N, k, bm in ((131072, 64, 4, 64), (65536, 256, 8, 32), (262144, 128, 2, 64)):
-        p = dict(M=M, N=N, topk=k, blk_m=bm, threads=128)
-        out.append(Case(
-            f"up_topk_fp32_m{M}_n{N}_k{k}", topk_gating, p, _topk_inputs, _topk_ref, _topk_expected(p),
-            rtol=1e-6, tags=("topk", "moe", "reduce", "upstream", "float32"),
-            note=f"examples/topk/example_topk.py (tl_topk): N={N} experts, top-{k}, blk_m={bm}, 128 threads"))
+        out.append(_topk_case(
+            f"up_topk_fp32_m{M}_n{N}_k{k}", dict(M=M, N=N, topk=k, blk_m=bm, threads=128),
+            f"examples/topk/example_topk.py (tl_topk): N={N} experts, top-{k}, blk_m={bm}, 128 threads"))
     return out
 
 
@@ -1368,15 +1378,12 @@ def data_dependent_cases() -> list[Case]:
         "the 8 tiles up to the diagonal (9 of up to 128 per query tile, 13.6 % of the causal "
         "tiles)"))
 
-    p = dict(batch_sizes_list=(1000, 1500, 700, 1200, 900, 1100, 800, 992), K=4096, N=4096,
+    p = dict(batch_sizes_list=_GROUP_SIZES, K=4096, N=4096,
              block_M=64, block_N=128, block_K=64, num_stages=2, threads=256, dtype="float16")
-    out.append(Case(
-        "up_grouped_gemm_fp16_g8_m8192_n4096_k4096", grouped_gemm, p, _grouped_inputs,
-        _grouped_ref, _grouped_expected(p), rtol=1e-2,
-        tags=("gemm", "grouped", "moe", "upstream", "float16", "data-dependent"),
-        note="examples/grouped_gemm/example_grouped_gemm_fwd.py (grouped_gemm), upstream's "
-             "main() tiles (64 x 128 x 64, 2 stages, 256 threads): 8 expert groups of 700-1500 "
-             "rows, K = N = 4096; 136 x 32 blocks (8 row tiles past the last group)"))
+    out.append(_grouped_case(
+        "up_grouped_gemm_fp16_g8_m8192_n4096_k4096", p,
+        ", upstream's main() tiles (64 x 128 x 64, 2 stages, 256 threads): 8 expert groups of 700-1500 "
+        "rows, K = N = 4096; 136 x 32 blocks (8 row tiles past the last group)"))
     # out of sample for the data-keyed tiles (KernelTrace.data_keyed), written after run 63:
     # other group counts and sizes, upstream's tiles
     for name, sizes, K, N, note in (
@@ -1387,10 +1394,7 @@ def data_dependent_cases() -> list[Case]:
              4096, 2048, "16 groups of 300-700 rows, K = 4096, N = 2048")):
         p = dict(batch_sizes_list=sizes, K=K, N=N, block_M=64, block_N=128, block_K=64, num_stages=2,
                  threads=256, dtype="float16")
-        out.append(Case(name, grouped_gemm, p, _grouped_inputs, _grouped_ref, _grouped_expected(p),
-                        rtol=1e-2, tags=("gemm", "grouped", "moe", "upstream", "float16", "data-dependent"),
-                        note="examples/grouped_gemm/example_grouped_gemm_fwd.py (grouped_gemm), "
-                             f"upstream's main() tiles: {note}"))
+        out.append(_grouped_case(name, p, f", upstream's main() tiles: {note}"))
     return out
 
 
@@ -1405,13 +1409,10 @@ def sweeps():
     up_grouped_gemm case) over tile configs: ranking with data-keyed tiles."""
     out = []
     for bM, bN, bK, s, t in _GROUPED_CONFIGS:
-        p = dict(batch_sizes_list=(1000, 1500, 700, 1200, 900, 1100, 800, 992), K=4096, N=4096,
+        p = dict(batch_sizes_list=_GROUP_SIZES, K=4096, N=4096,
                  block_M=bM, block_N=bN, block_K=bK, num_stages=s, threads=t, dtype="float16")
-        out.append(Case(f"sweep_grouped_bm{bM}_bn{bN}_bk{bK}_s{s}_t{t}", grouped_gemm, p, _grouped_inputs,
-                        _grouped_ref, _grouped_expected(p), rtol=1e-2, sweep="grouped_fp16",
-                        tags=("gemm", "grouped", "moe", "upstream", "float16", "data-dependent"),
-                        note="examples/grouped_gemm/example_grouped_gemm_fwd.py (grouped_gemm): "
-                             "8 groups of 700-1500 rows, K = N = 4096"))
+        out.append(_grouped_case(f"sweep_grouped_bm{bM}_bn{bN}_bk{bK}_s{s}_t{t}", p,
+                                 ": 8 groups of 700-1500 rows, K = N = 4096", sweep="grouped_fp16"))
     names: dict = {}
     for c in out:
         names.setdefault(c.sweep, []).append(c.name)
@@ -1426,15 +1427,15 @@ def _linear_probes() -> list[Case]:
     """The chunked linear attention with Q brought in by T.copy (q_copy): against the upstream
     kernel at the same sizes (1 and 2 blocks per SM), what its element-wise global load of Q costs
     a chunk (run 67: 2.49 us a chunk alone on an SM, the model's chain 0.62 us)."""
-    out = []
-    for B in (2, 4):
-        p = dict(B=B, S=4096, H=16, DK=128, DV=128, dtype="float16", chunk_size=64, BK=64, BV=64,
-                 num_stages=2, q_copy=True)
-        out.append(Case(f"probe_linattn_qcopy_fp16_b{B}_s4096_h16_d128", linear_attn_fwd, p, _linear_inputs,
-                        _linear_ref, _chunk_expected(p, False), rtol=1e-2,
-                        tags=("linear-attention", "chunked", "probe", "float16"),
-                        note="upstream's linear attention with Q copied like K and V, scaled in shared memory"))
-    return out
+    return [_linear_case(f"probe_linattn_qcopy_fp16_b{B}_s4096_h16_d128", B,
+                         "upstream's linear attention with Q copied like K and V, scaled in shared memory",
+                         tags=("linear-attention", "chunked", "probe", "float16"), q_copy=True)
+            for B in (2, 4)]
+
+
+def affine_case(name, kernel, p, tags, note) -> Case:
+    """A case of the grouped GEMM's loop with its groups written out (grouped_affine_*)."""
+    return Case(name, kernel, p, _affine_inputs, _affine_ref, _affine_expected(p), rtol=1e-2, tags=tags, note=note)
 
 
 def _grouped_probes() -> list[Case]:
@@ -1449,10 +1450,9 @@ def _grouped_probes() -> list[Case]:
                 continue
             p = dict(G=8, M=8192, N=4096, K=4096, block_M=bM, block_N=bN, block_K=bK, num_stages=s,
                      threads=t, dtype="float16")
-            out.append(Case(f"probe_grouped_{tag}_bm{bM}_bn{bN}_bk{bK}_s{s}_t{t}", kern, p, _affine_inputs,
-                            _affine_ref, _affine_expected(p), rtol=1e-2,
-                            tags=("gemm", "grouped", "probe", "float16"),
-                            note="control for the grouped GEMM (run 65): groups written out"))
+            out.append(affine_case(f"probe_grouped_{tag}_bm{bM}_bn{bN}_bk{bK}_s{s}_t{t}", kern, p,
+                                   ("gemm", "grouped", "probe", "float16"),
+                                   "control for the grouped GEMM (run 65): groups written out"))
     return out
 
 
