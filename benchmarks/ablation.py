@@ -110,11 +110,11 @@ S9 = [(walk.Walker, "_data_keyed_starts", lambda self, *a: None),
       (model, "simt_issue_times", lambda counts_, dev: {}),
       (model, "resident_blocks", lambda trace, dev, occ: occ.blocks_per_sm),
       (model, "nows_law", lambda dev: False)]
-S9_ON = 0          # how many of S9 the current row switches on
 
 
-def run(label, stack):
-    stack = list(stack) + S9[S9_ON:]
+def run(label, stack, s9_on=0):
+    """One row: `stack` switched off, and the session-9 mechanisms after the first `s9_on`."""
+    stack = list(stack) + S9[s9_on:]
     with contextlib.ExitStack() as es:
         for obj, name, value in stack:
             es.enter_context(patched(obj, name, value))
@@ -189,14 +189,13 @@ def main() -> int:
     run("+ untiled reads indexed from block/thread/loop indices walk their buffer (the footprint once)", no_flush[3:])
     run("+ accumulator stored from the fragment costs the SM per L2 write request (timeline set 8)", no_flush[4:])
     run("+ tensor work at most at the tensor boost clock (1748 MHz measured; datasheet 1830)", [])
-    global S9_ON
-    for S9_ON, label in enumerate((
+    for s9_on, label in enumerate((
             "+ tile starts read from a tensor, one per block: keyed by the blocks they depend on (grouped GEMM)",
             "+ SIMT issue: instructions per pipe (ALU, FP32, shuffle) at the schedulers' rate",
             "+ blocks share an SM only as many as are resident (grids smaller than the slots)",
             "+ non-warp-specialised gemm iterations at the measured law, co-resident blocks overlap (gemm_pipe --nows)"),
             start=1):
-        run(label, [])
+        run(label, [], s9_on)
     return 0
 
 
