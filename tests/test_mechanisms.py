@@ -691,3 +691,28 @@ def test_loop_from_a_block_dependent_start_walks_one_tile_sequence():
     r = tileroof.analyze(main, device="h200")
     (q_mem,) = [o for o in r.timing.memory.per_operand if o.buffer == "Q"]
     assert q_mem.dram == S * D * 2            # one wave: each tile from DRAM once
+
+
+def test_element_loads_of_one_tile_share_it_in_l2():
+    """Run 67's linear attention loads Q element by element (T.Parallel, not T.copy), and the
+    blocks of both value slices read the same Q rows: Nsight Compute saw Q come from DRAM once.
+    Element accesses key their tiles as copies do: here the two blocks that differ only in bx read
+    one 64x256 tile of a 256 MB A, launched one after the other -- A from DRAM exactly once (the
+    untiled rule, which times the re-reads by a wave's share of the traffic, charged 271 MB)."""
+    import tilelang
+    import tilelang.language as T
+
+    @tilelang.jit
+    def twice(M=16384, N=8192, bm=64, bn=256):
+        @T.prim_func
+        def main(A: T.Tensor((M, N), "float16"), C: T.Tensor((2, M, N), "float16")):
+            with T.Kernel(2, N // bn, M // bm, threads=256) as (bx, by, bz):
+                for i, j in T.Parallel(bm, bn):
+                    C[bx, bz * bm + i, by * bn + j] = A[bz * bm + i, by * bn + j] * 2
+        return main
+    r = tileroof.analyze(twice, device="h200")
+    a = next(op for op in r.timing.memory.per_operand if op.buffer == "A")
+    assert a.issued == 2 * 16384 * 8192 * 2
+    assert a.dram == 16384 * 8192 * 2
+    load = next(op for rec in r.trace.ops for op in rec.operands if op.buffer == "A")
+    assert load.element and load.block_start is not None

@@ -543,8 +543,9 @@ def _merged_read(tiled: list, order, slots: int, merge_group: int) -> float:
     waves = -(-order.size // slots)
     tpc = np.add.outer(np.arange(waves) * slots, np.arange(slots) // merge_group).reshape(-1)[:order.size]
     merged = 0.0
-    for _, _, nbytes, pairs in tiled:
-        if pairs is None:
+    for _, op, nbytes, pairs in tiled:
+        # (the merge was measured for tile loads: element loads are counted whole)
+        if pairs is None or op.element:
             merged += nbytes
             continue
         keys, issued_per_block = pairs[3][order], pairs[5]

@@ -78,6 +78,8 @@ class Operand:
     # bytes between the elements that neighbouring threads touch (innermost T.Parallel variable);
     # None when not element code
     access_stride: int | None = None
+    # accessed by element code (per-thread loads and stores), not by a tile op
+    element: bool = False
 
 
 @dataclass(frozen=True)

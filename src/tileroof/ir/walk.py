@@ -874,10 +874,10 @@ class Walker:
             info = self._register(access.buffer)
             indices = _items(access.indices)
             memo: dict = {}               # the indices' linearizations, shared by stride and footprint
+            stride = self._thread_stride(info, indices, memo)
+            key = self._element_footprint(info, indices, m, memo) if info.scope == GLOBAL else None
             operands.append(Operand(info.name, info.scope, info.dtype, kind, (1,), elements(info, indices),
-                                    access_stride=self._thread_stride(info, indices, memo)))
-            if info.scope == GLOBAL:
-                self._element_footprint(info, indices, m, memo)
+                                    block_start=key, access_stride=stride, element=True))
         for name, cnt in arith.unknown.items():
             self._unmodeled(name, m_exec, "operation in element code not modelled")
         self.ops.append(OpRecord(
@@ -1042,20 +1042,32 @@ class Walker:
         self.footprint_parts[info.storage].append((info, ranges))
 
     def _element_footprint(self, info, indices, m, memo=None):
-        ranges = []
+        """Record the index ranges an element access of a global buffer sweeps (for the
+        footprint) and return its per-block start, as tile_elements does for a tile op: with every
+        loop, T.Parallel and thread variable at its first value, which part of the buffer a block
+        works on (the L2 model's tile key; element loads of one tile by several blocks -- linear
+        attention's Q, read by the blocks of both value slices -- share it in L2 like a copied
+        tile).  None when an index is not linear in its loops or reads tensor data."""
+        ranges, key = [], []
         try:
             for k, i in enumerate(indices):
-                r = (affine.index_range(self._linearized(indices, k, memo), 1) if isinstance(i, tirx.PrimExpr)
-                     else (int(i), int(i) + 1))
-                if r is None:
-                    ranges = None
-                    break
+                if isinstance(i, tirx.PrimExpr):
+                    lin = self._linearized(indices, k, memo)
+                    r = affine.index_range(lin, 1)
+                    if r is None:
+                        ranges = None
+                        break
+                    key.append(affine.sequence_key(lin))
+                else:
+                    r = (int(i), int(i) + 1)
+                    key.append(int(i))
                 ranges.append(r)
         except DataDependent as exc:
             self.bounded.add(exc.name)
             self.data_indexed.add(info.storage)
             ranges = None
         self.footprint_parts[info.storage].append((info, ranges))
+        return tuple(key) if ranges is not None else None
 
     def _footprints(self, all_parts=None) -> dict:
         """Unique bytes touched per storage: per dimension, the union of the index ranges of every
