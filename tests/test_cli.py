@@ -68,3 +68,14 @@ def test_errors_are_one_line():
         assert text in p.stderr, (args, p.stderr)
         assert len(p.stderr.strip().splitlines()) == 1, p.stderr
         assert "Traceback" not in p.stderr
+
+
+def test_analyze_taken_flag():
+    p = run("analyze", str(ROOT / "tests" / "kernels.py") + ":masked", "-p", "N=8192", "-p", "NB=64", "-p", "block=128",
+            "--taken", "Mask=0.5", "--json")
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    assert d["cuda_flops"] == 64 * 128 // 2 and d["taken"] == {"Mask": 0.5} and d["bounded"] == []
+    p = run("analyze", str(ROOT / "tests" / "kernels.py") + ":masked", "-p", "N=8192", "-p", "NB=64", "-p", "block=128",
+            "--taken", "Mask=half")
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and "Traceback" not in p.stderr

@@ -119,3 +119,31 @@ def test_missing_parameter_and_bad_input():
         tileroof.analyze(lambda x: x)
     with pytest.raises(TileroofError, match="unknown device"):
         tileroof.analyze(K.add_guarded, device="no-such-gpu", N=128, block=128)
+
+
+def test_data_dependent_branch_taken_share():
+    """--taken Mask=0.25: the branch on the mask holds in a quarter of the blocks: a quarter of the
+    dense counts (64 blocks x 128 multiplies -> 2048), no longer an upper bound; shares outside
+    [0, 1] are a clear error."""
+    r = tileroof.analyze(K.masked, N=64 * 128, NB=64, block=128, taken={"Mask": 0.25})
+    assert r.cuda_flops == 64 * 128 // 4
+    assert r.counts.level_bytes("global", "write") == 64 * 128 * 4 // 4
+    assert "Mask" not in r.bounded and dict(r.trace.taken) == {"Mask": 0.25}
+    assert r.to_dict()["taken"] == {"Mask": 0.25}
+    with pytest.raises(TileroofError, match=r"\[0, 1\]"):
+        tileroof.analyze(K.masked, N=64 * 128, NB=64, block=128, taken={"Mask": 1.5})
+
+
+def test_taken_share_scales_a_pipelined_loops_iterations():
+    """A T.Pipelined loop whose body sits under a data branch (the block-sparse attention's tile
+    check) runs `share` of its trips: the model's loop iterations are the taken ones (each with its
+    whole tile), not all trips with a fraction of a tile each."""
+    from tileroof.corpus import CASES
+
+    c = CASES["up_blocksparse_attn_fp16_b2_h32_s8192_d128_sink1_win8"]
+    dense = tileroof.analyze(c.kernel, **c.params)
+    share = 0.125
+    r = tileroof.analyze(c.kernel, taken={"block_mask": share}, **c.params)
+    assert r.tensor_flops == pytest.approx(dense.tensor_flops * share, rel=1e-3)
+    assert r.timing.pipeline["loop_iterations"] == pytest.approx(dense.timing.pipeline["loop_iterations"] * share)
+    assert r.timing.pipeline["tile_bytes"] == pytest.approx(dense.timing.pipeline["tile_bytes"])

@@ -34,14 +34,17 @@ def analyze_trace(trace, device=None, params=None):
     return Result(trace, c, dev, timing, dict(params or {}))
 
 
-def analyze(kernel, device=None, assume: dict | None = None, **params):
+def analyze(kernel, device=None, assume: dict | None = None, taken: dict | None = None, **params):
     """Analyse a @tilelang.jit kernel (with its parameters), a PrimFunc or an IRModule.
 
     device: a catalog key ("h200", the default), a path to a device/profile .toml, "live", or a
-    tileroof Device.  assume: values for run-time quantities (buffer or variable name -> number)."""
+    tileroof Device.  assume: values for run-time quantities (buffer or variable name -> number).
+    taken: for branches on run-time data (a block-sparse mask), the share of the time the branch
+    holds (value name, as the result's `bounded` lists it -> 0..1); without it such a branch
+    counts as always taken and the estimate is an upper bound."""
     from . import devices
     from .ir import trace as walk
 
     dev = devices.load(device) if not isinstance(device, devices.Device) else device
-    tr = walk(kernel, params, assume)
+    tr = walk(kernel, params, assume, taken=taken)
     return analyze_trace(tr, dev, params)

@@ -71,7 +71,8 @@ def _analyze(args):
     kernel, params, label = load_kernel(args.kernel)
     params.update({k: parse_value(v) for k, v in parse_pairs(args.param, "-p").items()})
     assume = {k: float(parse_value(v)) for k, v in parse_pairs(args.assume, "--assume").items()}
-    result = tileroof.analyze(kernel, device=args.device, assume=assume, **params)
+    taken = dict(parse_pairs(args.taken, "--taken"))
+    result = tileroof.analyze(kernel, device=args.device, assume=assume, taken=taken, **params)
     d = result.to_dict()
     if args.json:
         print(json.dumps(d, indent=1, default=str))
@@ -162,6 +163,9 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("kernel", help="path/file.py:kernel_name, or case:NAME for a corpus case")
     a.add_argument("-p", "--param", action="append", help="kernel parameter NAME=VALUE (repeat)")
     a.add_argument("--assume", action="append", help="value of a run-time quantity NAME=VALUE (repeat)")
+    a.add_argument("--taken", action="append",
+                   help="NAME=SHARE: a branch whose condition reads run-time value NAME (as 'upper bounds' lists "
+                        "it) holds SHARE (0..1) of the time, e.g. a block-sparse mask's density (repeat)")
     a.add_argument("--device", default=None, help="catalog key (default h200), 'live', or a device .toml")
     a.add_argument("--json", action="store_true", help="print the versioned JSON result")
     a.add_argument("--plot", help="write a roofline plot (PNG) to this path")

@@ -385,9 +385,14 @@ def count_op(rec: OpRecord, accumulators: frozenset = frozenset(), threads: int 
     return oc
 
 
+def gemm_accumulators(trace: KernelTrace) -> frozenset:
+    """The fragments gemms accumulate into (their layout is the tensor core's, not the default)."""
+    return frozenset(r.operands[2].buffer for r in trace.ops
+                     if r.kind in GEMM_KINDS and len(r.operands) > 2 and r.operands[2].scope == FRAGMENT)
+
+
 def count(trace: KernelTrace) -> Counts:
-    accumulators = frozenset(r.operands[2].buffer for r in trace.ops
-                             if r.kind in GEMM_KINDS and len(r.operands) > 2 and r.operands[2].scope == FRAGMENT)
+    accumulators = gemm_accumulators(trace)
     threads = max(trace.threads_per_block, 1)
     ops = [count_op(r, accumulators, threads) for r in trace.ops]
     flops, nbytes, excess, inst, conv = Counter(), Counter(), Counter(), Counter(), 0

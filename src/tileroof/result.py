@@ -149,6 +149,8 @@ class Result:
             "launch_error": self.launch_error,
             "bounded": self.bounded,
             "assumed": list(self.trace.assumed),
+            # branches on run-time data counted at the share the user gave (--taken): name -> share
+            "taken": dict(self.trace.taken),
             "assumptions": list(t.assumptions),
             "launches": [{
                 "grid": list(p.trace.grid), "threads": list(p.trace.threads),

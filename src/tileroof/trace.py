@@ -95,6 +95,7 @@ class OpRecord:
     pipeline_stages: int = 0           # num_stages of the enclosing T.Pipelined loop (0: not pipelined)
     pipeline: int = 0                  # id of the enclosing T.Pipelined loop (0: none)
     flags: frozenset = frozenset()     # "bounded" (upper bound), "assumed" (used --assume values)
+    loops: tuple = ()                  # ids of the sequential loops around it, outermost first
 
 
 @dataclass(frozen=True)
@@ -114,6 +115,8 @@ class KernelTrace:
     unmodeled: tuple[Unmodeled, ...] = ()
     bounded: tuple[str, ...] = ()              # run-time quantities that were bounded above
     assumed: tuple[str, ...] = ()              # run-time quantities the user bound with --assume
+    # (name, share) of run-time values whose branches the user said hold that share of the time (--taken)
+    taken: tuple = ()
     swizzle_panel: int = 0                     # T.use_swizzle panel size (0: plain row-major launch)
     swizzle_order: str = "row"
     footprints: dict = field(default_factory=dict)   # storage name -> unique bytes touched
@@ -141,6 +144,8 @@ class KernelTrace:
         return self.threads[0] * self.threads[1] * self.threads[2]
 
     def shared_bytes_per_block(self) -> int:
+        """Every shared buffer's bytes (times its pipeline copies), summed: what the block would
+        allocate if no two buffers shared space (model.shared_allocation: what TileLang allocates)."""
         return sum(b.nbytes * b.stages for b in self.buffers.values() if b.scope == SHARED)
 
     def fragment_bytes_per_block(self) -> int:

@@ -185,8 +185,10 @@ def _check_leftovers(func, rest: dict) -> None:
                             "has no symbolic shape of that name")
 
 
-def trace(kernel, params: dict | None = None, assume: dict | None = None, name: str | None = None) -> KernelTrace:
-    """Walk a kernel once and return its neutral trace."""
+def trace(kernel, params: dict | None = None, assume: dict | None = None, name: str | None = None,
+          taken: dict | None = None) -> KernelTrace:
+    """Walk a kernel once and return its neutral trace.  assume: values of run-time quantities;
+    taken: run-time value name -> share (0..1) of the time a branch whose condition reads it holds."""
     params = dict(params or {})
     func, rest = to_primfunc(kernel, params)
     from .walk import Walker
@@ -197,7 +199,7 @@ def trace(kernel, params: dict | None = None, assume: dict | None = None, name: 
     binding = {**params, **rest}
     _check_leftovers(func, rest)
     try:
-        tr = Walker(func, binding, assume or {}, label).run()
+        tr = Walker(func, binding, assume or {}, label, _check_taken(taken)).run()
     except TileroofError:
         raise
     except Exception as exc:  # noqa: BLE001 — never a traceback from TVM internals
@@ -207,6 +209,19 @@ def trace(kernel, params: dict | None = None, assume: dict | None = None, name: 
         tr = dataclasses.replace(tr, pass_configs=configs,
                                  launches=tuple(dataclasses.replace(t, pass_configs=configs) for t in tr.launches))
     return tr
+
+
+def _check_taken(taken: dict | None) -> dict:
+    out = {}
+    for name, share in (taken or {}).items():
+        try:
+            share = float(share)
+        except (TypeError, ValueError):
+            raise TileroofError(f"--taken {name}: the share must be a number between 0 and 1, not {share!r}") from None
+        if not 0.0 <= share <= 1.0:
+            raise TileroofError(f"--taken {name}={share}: the share of the time a branch holds must lie in [0, 1]")
+        out[str(name)] = share
+    return out
 
 
 def _pass_configs(kernel) -> tuple:

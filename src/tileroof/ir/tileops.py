@@ -46,7 +46,10 @@ def copy(w, call, m, kind="copy"):
         d_n = d_n if d_n else s_n
     elif dst.scope == GLOBAL and src.scope != GLOBAL:
         s_n = d_n
-    w.mark_pipelined(dst)
+    # (only loads from global memory are multi-buffered: a fragment -> shared copy in the loop
+    # writes one buffer, as Nsight's shared-memory size per block shows for linear attention)
+    if src.scope == GLOBAL:
+        w.mark_pipelined(dst)
     operands = (
         Operand(src.name, src.scope, src.dtype, "read", tuple(s_ext), s_n, s_key),
         Operand(dst.name, dst.scope, dst.dtype, "write", tuple(d_ext), d_n, d_key),

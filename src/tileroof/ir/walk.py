@@ -8,6 +8,8 @@ variable).  Loop variables get an axis only when an expression actually reads th
 """
 from __future__ import annotations
 
+import contextlib
+
 from collections import Counter, defaultdict
 from dataclasses import replace
 
@@ -143,11 +145,18 @@ def _weight(m, value, loops: dict):
 
 
 class Walker:
-    def __init__(self, func: tirx.PrimFunc, binding: dict, assume: dict, name: str):
+    def __init__(self, func: tirx.PrimFunc, binding: dict, assume: dict, name: str, taken: dict | None = None):
         self.func = func
         self.name = name
         self.env: dict = {}
         self.assume = dict(assume)
+        # run-time value name -> share of the evaluations in which a branch condition reading it
+        # holds (the user's --taken; without it such a branch counts as always taken, an upper bound)
+        self.taken = {k: float(v) for k, v in (taken or {}).items()}
+        self.taken_used: set[str] = set()
+        self._taken_share = 1.0        # share the last data branch's --taken values give (visit_IfThenElse)
+        self._serial_loops: list[int] = []   # ids of the sequential loops around the current statement
+        self._loop_count = 0
         self.grid = [1, 1, 1]
         self.threads = [1, 1, 1]
         self.buffers: dict[str, BufferInfo] = {}
@@ -261,7 +270,7 @@ class Walker:
         return KernelTrace(
             name=self.name, grid=tuple(self.grid), threads=tuple(self.threads), buffers=dict(self.buffers),
             ops=tuple(self.ops), unmodeled=tuple(self.unmodeled.values()), bounded=tuple(sorted(self.bounded)),
-            assumed=tuple(sorted(self.ev.assumed_used)), swizzle_panel=self.swizzle[0],
+            assumed=tuple(sorted(self.ev.assumed_used)), taken=self._taken_used(), swizzle_panel=self.swizzle[0],
             swizzle_order=self.swizzle[1], footprints=self._footprints(),
             data_indexed=tuple(sorted(self.data_indexed)), data_keyed=tuple(sorted(self.data_keyed)))
 
@@ -310,7 +319,7 @@ class Walker:
             name=self.name, grid=first.grid, threads=first.threads, buffers=buffers,
             ops=tuple(op for t in self.launches for op in t.ops), unmodeled=tuple(unmodeled.values()),
             bounded=tuple(sorted({b for t in self.launches for b in t.bounded})),
-            assumed=tuple(sorted(self.ev.assumed_used)), swizzle_panel=first.swizzle_panel,
+            assumed=tuple(sorted(self.ev.assumed_used)), taken=self._taken_used(), swizzle_panel=first.swizzle_panel,
             swizzle_order=first.swizzle_order, footprints=self._footprints(self._all_footprint_parts),
             data_indexed=tuple(sorted({b for t in self.launches for b in t.data_indexed})),
             data_keyed=tuple(sorted({b for t in self.launches for b in t.data_keyed})),
@@ -498,7 +507,11 @@ class Walker:
             self.parallel_vars.append(var)
         element = kind == tirx.ForKind.PARALLEL
         self.parallel_depth += element
-        self.visit(s.body, inner)
+        if parallel:
+            self.visit(s.body, inner)
+        else:
+            with self._serial_loop():
+                self.visit(s.body, inner)
         self.parallel_depth -= element
         if parallel:
             self.parallel_vars.pop()
@@ -564,8 +577,20 @@ class Walker:
                         f"trip count depends on run-time value {name}: bind the trip count with --assume {var}=<trips>"
                         f" (or the value with --assume {name}=<value>); the body is counted once")
         self._uncertain += 1
-        self.visit(s.body, m)
+        with self._serial_loop():
+            self.visit(s.body, m)
         self._uncertain -= 1
+
+    @contextlib.contextmanager
+    def _serial_loop(self):
+        """Statements inside a sequential loop: their records carry its id (a shared buffer
+        touched in any iteration stays allocated for the whole loop)."""
+        self._loop_count += 1
+        self._serial_loops.append(self._loop_count)
+        try:
+            yield
+        finally:
+            self._serial_loops.pop()
 
     def visit_While(self, s, m):
         """Run the loop while its condition can be evaluated for every block (it reads block
@@ -585,13 +610,15 @@ class Walker:
             mc = m * c if not isinstance(c, np.ndarray) else np.multiply(*align(m, c))
             if not np.any(self._per_block(mc) > 0):
                 return
-            self.visit(s.body, mc)
+            with self._serial_loop():
+                self.visit(s.body, mc)
             done += 1
         why = (f"while loop: condition unknown after {done} iterations (it reads a run-time value)"
                if done < MAX_WHILE_ITERATIONS else f"while loop: stopped after {MAX_WHILE_ITERATIONS} iterations")
         self._unmodeled("while", self._thread_weight(m, False), why + "; the body is counted once more")
         self._uncertain += 1
-        self.visit(s.body, m)
+        with self._serial_loop():
+            self.visit(s.body, m)
         self._uncertain -= 1
 
     def visit_IfThenElse(self, s, m):
@@ -606,7 +633,9 @@ class Walker:
                 self.visit(s.else_case, m)
                 self.thread_conds.pop()
             return
+        self._taken_share = 1.0
         m_then = self._restrict(s.condition, m)
+        share = self._taken_share
         if m_then is None:                        # undecidable: count both branches (upper bound)
             self._uncertain += 1
             self.visit(s.then_case, m)
@@ -614,14 +643,37 @@ class Walker:
                 self.visit(s.else_case, m)
             self._uncertain -= 1
             return
+        # a branch on run-time data inside a T.Pipelined loop (a block-sparse mask's tile check)
+        # holds in `share` of the iterations: those are the loop's real iterations for its ops,
+        # the skipped ones cost next to nothing
+        trips = self.pipeline_trips
+        if share != 1.0 and trips is not None:
+            self.pipeline_trips = trips * share
         self.visit(s.then_case, m_then)
         if s.else_case is not None:
+            if share != 1.0 and trips is not None:
+                self.pipeline_trips = trips * (1.0 - share)
             m, m_then = align(m, m_then)
             self.visit(s.else_case, m - m_then)
+        self.pipeline_trips = trips
+
+    def _taken_used(self) -> tuple:
+        return tuple((k, self.taken[k]) for k in sorted(self.taken_used))
+
+    def _data_branch(self, name: str, m):
+        """m for a branch whose condition reads the run-time value `name`: scaled by the share the
+        user gave for it (--taken), or None (count it as always taken and name it in `bounded`)."""
+        if name in self.taken:
+            self.taken_used.add(name)
+            self._taken_share *= self.taken[name]
+            return m * self.taken[name]
+        self.bounded.add(name)
+        return None
 
     def _restrict(self, cond, m):
         """m restricted to the iterations where `cond` holds, or None when that cannot be known
-        (the name of the run-time value is recorded in `bounded`)."""
+        (the name of the run-time value is recorded in `bounded`); a condition that reads a run-time
+        value the user gave a share for (--taken) holds that share of the time."""
         loops = affine.loop_vars_in(cond, self.env)
         size = self._grid_size()
         for v in loops:
@@ -630,8 +682,7 @@ class Walker:
             try:
                 c = self.ev(cond)
             except DataDependent as exc:
-                self.bounded.add(exc.name)
-                return None
+                return self._data_branch(exc.name, m)
             if not isinstance(c, np.ndarray):
                 return m if c else 0 * m
             return _weight(m, c.astype(np.float64), self.loops)
@@ -648,8 +699,13 @@ class Walker:
                 cmp = affine.comparison_as_lt(part)
                 lin = affine.linear_diff(self.ev, cmp[0], cmp[1]) if cmp and len(vars_) == 1 else None
             except DataDependent as exc:
-                self.bounded.add(exc.name)
-                return None
+                if exc.name not in self.taken:
+                    self.bounded.add(exc.name)
+                    return None
+                self.taken_used.add(exc.name)
+                self._taken_share *= self.taken[exc.name]
+                factor = factor * self.taken[exc.name]
+                continue
             if lin is None or len(lin.loops) != 1:
                 self.bounded.add(f"condition {part}")
                 return None
@@ -797,6 +853,12 @@ class Walker:
             arith._indices(i)
         self._element_record(f"{s.buffer.name}[...] = ...", arith, m, target=s)
         self._track_local(s, m)
+        # element code that only moves global data into shared memory inside a T.Pipelined loop
+        # is lowered to cp.async and multi-buffered like a T.copy (a gathered convolution's input
+        # tile: three copies of it in the lowered CUDA, and in Nsight's shared memory per block)
+        if (self.stages > 1 and isinstance(s.value, tirx.BufferLoad)
+                and scope_of(s.buffer) == SHARED and scope_of(s.value.buffer) == GLOBAL):
+            self.mark_pipelined(self._register(s.buffer))
 
     def _track_local(self, s, m) -> None:
         """Follow the value of a scalar local (start_iter[0] = pid * 2 + ...) so that loops and
@@ -884,7 +946,7 @@ class Walker:
             kind="elementwise", label=label, executions=n, per_block=per_block,
             operands=tuple(operands), attrs={**(self._simt_attrs(m, n) if simt else {}), **self._pipeline_attrs()},
             ops_per_exec=dict(arith.ops), pipeline_stages=self.stages,
-            pipeline=self.pipeline))
+            pipeline=self.pipeline, loops=tuple(self._serial_loops)))
 
     def _pipeline_attrs(self) -> dict:
         return {"pipeline_trips": self.pipeline_trips} if self.pipeline and self.pipeline_trips is not None else {}
@@ -1112,7 +1174,7 @@ class Walker:
             kind=kind, label=label, executions=int(per_block.sum()), per_block=per_block,
             operands=tuple(operands), attrs={**(attrs or {}), **self._record_attrs, **self._pipeline_attrs()},
             ops_per_exec=ops_per_exec or {},
-            pipeline_stages=self.stages, pipeline=self.pipeline))
+            pipeline_stages=self.stages, pipeline=self.pipeline, loops=tuple(self._serial_loops)))
 
     def mark_pipelined(self, info: BufferInfo) -> None:
         """A shared buffer filled inside a T.Pipelined loop is kept in `stages` copies."""

@@ -77,5 +77,8 @@ def render(d: dict, console: Console | None = None) -> None:
         console.print(f"[yellow]upper bounds: depends on run-time values {', '.join(d['bounded'])}[/]")
     if d["assumed"]:
         console.print(f"assumed values used for: {', '.join(d['assumed'])}")
+    if d.get("taken"):
+        console.print("branches on run-time data counted as taken "
+                      + ", ".join(f"{share:.1%} of the time ({name})" for name, share in d["taken"].items()))
     for a in d["assumptions"]:
         console.print(f"[dim]assumption: {a}[/]")
