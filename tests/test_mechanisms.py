@@ -788,3 +788,29 @@ def test_shared_allocation_matches_nsight_on_recorded_kernels():
         c = CASES[name]
         got = model.shared_allocation(trace(c.kernel, recs[name].get("params") or c.params))
         assert abs(got - measured) <= 1024, (name, got, measured)
+
+
+def test_buffers_that_take_turns_fit_the_block_limit():
+    """Upstream's MLA decode keeps its output tile only after the loop: the buffers sum to more
+    than the H200's 227 KiB per block but are never all live, so the block launches (the model
+    once flagged it as unable to).  Here two 128 KiB tiles used one after the other: 128 KiB, no
+    launch error."""
+    import tilelang
+    import tilelang.language as T
+
+    @tilelang.jit
+    def turns():
+        @T.prim_func
+        def main(A: T.Tensor((512, 128), "float16"), C: T.Tensor((512, 128), "float16"),
+                 B: T.Tensor((512, 128), "float16"), D: T.Tensor((512, 128), "float16")):
+            with T.Kernel(1, threads=128) as bx:
+                A_s = T.alloc_shared((512, 128), "float16")
+                B_s = T.alloc_shared((512, 128), "float16")
+                T.copy(A, A_s)
+                T.copy(A_s, C)
+                T.copy(B, B_s)
+                T.copy(B_s, D)
+        return main
+    r = tileroof.analyze(turns, device="h200")
+    assert r.timing.occupancy.smem_per_block == 128 * 1024
+    assert r.launch_error is None

@@ -215,7 +215,7 @@ _OP_INST = {
     "add": ((P_FMA, 1),), "sub": ((P_FMA, 1),), "mul": ((P_FMA, 1),), "fma": ((P_FMA, 0.5),),
     "sum": ((P_FMA, 1),), "abssum": ((P_FMA, 0.5),),     # |x| is an operand modifier of the FADD
     "max": ((P_ALU, 1),), "min": ((P_ALU, 1),), "cmp": ((P_ALU, 1),), "absmax": ((P_ALU, 1),),
-    "clamp": ((P_ALU, 1),), "select": ((P_ALU, 1),), "allreduce": ((P_ALU, 1),),
+    "clamp": ((P_ALU, 1),), "select": ((P_ALU, 1),), "allreduce": ((P_ALU, 1),), "shfl": ((P_SHFL, 1),),
     "div": ((P_XU, 1), (P_FMA, 4), (P_ALU, 1), (P_OTHER, 3)),
     "floor": ((P_OTHER, 1),), "ceil": ((P_OTHER, 1),), "round": ((P_OTHER, 1),), "trunc": ((P_OTHER, 1),),
     "abs": (),                                            # an operand modifier (|x|) of its reader

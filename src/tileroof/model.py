@@ -525,7 +525,7 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
     # tile size and depth (calibrate's tile_stream); the share of the loop's bytes that misses L2
     # follows it, the rest the fitted load latency
     f_dram = min(mem.dram_read / mem.l2_read, 1.0) if (mem is not None and mem.l2_read) else 0.0
-    streamed = dev.dram_stream and f_dram > 0
+    streamed = bool(dev.dram_stream and f_dram > 0 and g2s)
     t_stream_fed = stream_time(dev.dram_stream, share * g2s / total_iters, stages) if streamed else 0.0
     # work outside the loop (accumulator clear, epilogue stores) at one SM's share of the rates
     rest_other = rest_bytes = 0.0
@@ -594,7 +594,11 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
         # each row reduction (shuffles across the threads of a row, then a barrier) adds its latency to
         # the iteration's dependent chain (reduce_chain: ~36 ns on the H200, not hidden by more warps)
         t_compute += dev.reduce_latency_s * n_reduce / total_iters * share
-        if stages > 1:
+        if not g2s:
+            # nothing in the loop loads from global memory (register shuffles of a Hadamard
+            # transform): no tile to wait for, the loop is its work
+            t_latency = 0.0
+        elif stages > 1:
             t_latency = latency / (stages - 1)
         else:
             # one buffer per operand: the next tile of an operand loads once its consumer is done, so
@@ -734,11 +738,13 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
     assumptions = list(mem.assumptions)
     if drift_note:
         assumptions.append(drift_note)
+    # the tensor dtype the laws' math is stated in (the kernel's first tensor-core dtype)
+    tdt = next((d for (u, d), n in counts.flops.items() if u == TENSOR and n), "fp16")
     if timed[4].get("nows_iteration_law"):
         assumptions.append(
             f"the pipelined loop runs without warp specialisation (its threads load, wait and compute): one "
             f"block's iteration is its gemms' math at {dev.tensor_rate_share_nows:.2f} of "
-            f"{dev.tensor_flops_per_clk('fp16'):.0f} FLOP/clk/SM (fp16) plus {dev.gemm_iteration_cycles_nows:.0f} cycles "
+            f"{dev.tensor_flops_per_clk(tdt):.0f} FLOP/clk/SM ({tdt}) plus {dev.gemm_iteration_cycles_nows:.0f} cycles "
             f"per gemm, {timed[4].get('resident_blocks', 1)} co-resident blocks taking "
             f"{coresidency(dev, timed[4].get('resident_blocks', 1)):.2f}x one block's time (tileroof.gpu.gemm_pipe --nows)")
     elif timed[4].get("gemm_iteration_law"):
@@ -747,7 +753,7 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
             more = (f"; each further gemm of an iteration adds {gemm_fixed_cycles(dev, 2, 1) - gemm_fixed_cycles(dev, 1, 1):.0f}"
                     f" / {gemm_fixed_cycles(dev, 2, 2) - gemm_fixed_cycles(dev, 1, 2):.0f} cycles (tileroof.gpu.attn_pipe)")
         assumptions.append(
-            f"the pipelined loop's gemms: math at {dev.tensor_flops_per_clk('fp16'):.0f} FLOP/clk/SM (fp16) at the "
+            f"the pipelined loop's gemms: math at {dev.tensor_flops_per_clk(tdt):.0f} FLOP/clk/SM ({tdt}) at the "
             f"modelled clock, plus {dev.gemm_iteration_cycles:.0f} cycles with one consumer warpgroup, or "
             f"max(math, math / n + {dev.gemm_iteration_cycles_overlapped:.0f} cycles) with n (tileroof.gpu.gemm_pipe"
             f"{more}; measured on an H200, the device's sources say where its values come from)")

@@ -87,6 +87,11 @@ class Result:
         return next((e for e in parts if e), None)
 
     @property
+    def assumptions(self) -> list[str]:
+        """What the estimate assumes (occupancy, laws, clocks), as the report lists them."""
+        return list(self.timing.assumptions)
+
+    @property
     def bounded(self) -> list[str]:
         return list(self.trace.bounded)
 

@@ -174,6 +174,24 @@ def _tir_var_names(func) -> set[str]:
     return names
 
 
+def _check_run_time_names(func, values: dict | None, flag: str) -> None:
+    """A --assume / --taken name that is no buffer and no variable of the kernel's TIR binds
+    nothing (a typo, say): one line, never silently ignored."""
+    if not values:
+        return
+    tirx = _tvm().tirx
+    names = _tir_var_names(func)
+
+    def visit(node):
+        if isinstance(node, (tirx.BufferLoad, tirx.BufferStore)):
+            names.add(str(node.buffer.name))
+    tirx.stmt_functor.post_order_visit(func.body, visit)
+    names |= {str(b.name) for b in func.buffer_map.values()}
+    unknown = sorted(set(values) - names)
+    if unknown:
+        raise TileroofError(f"{flag} {', '.join(unknown)}: the kernel's TIR has no buffer or variable of that name")
+
+
 def _check_leftovers(func, rest: dict) -> None:
     """A parameter the kernel does not take and no symbolic shape of its TIR is named after is a
     mistake (a typo, say): one line, never silently ignored."""
@@ -198,6 +216,8 @@ def trace(kernel, params: dict | None = None, assume: dict | None = None, name: 
         pass
     binding = {**params, **rest}
     _check_leftovers(func, rest)
+    _check_run_time_names(func, assume, "--assume")
+    _check_run_time_names(func, taken, "--taken")
     try:
         tr = Walker(func, binding, assume or {}, label, _check_taken(taken)).run()
     except TileroofError:

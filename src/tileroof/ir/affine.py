@@ -52,6 +52,8 @@ def linearize(ev, expr) -> Linear | None:
     if any(s is None for s in at_start.values()):
         return None
     base = ev.child(at_start)(expr)
+    # a loop of one trip only ever takes its start value: a constant of the expression
+    loops = {v: ax for v, ax in loops.items() if ax.max_extent > 1}
     coef = {}
     for v, ax in loops.items():
         step = ev.child({**at_start, v: at_start[v] + 1})(expr)

@@ -3,8 +3,9 @@
 One table entry per operation, like torch.utils.flop_counter's registry: the TIR node or intrinsic
 maps to (unit, FLOPs per result).  Units: "cuda" (CUDA-core ALU at the node's dtype), "sfu"
 (special-function unit), "cvt" (conversions: not FLOPs, listed because they cost issue slots),
-"alu" (selects -- T.if_then_else, Select -- not FLOPs either: one SEL/FSEL instruction each on the
-SM's integer/logic pipe, counted for the instruction estimate, counts.instructions).
+"alu" (selects -- T.if_then_else, Select -- and integer bit operations -- &, |, ^, ~, shifts -- not
+FLOPs either: one SEL/FSEL/LOP3/SHF instruction each on the SM's integer/logic pipe, counted for the
+instruction estimate, counts.instructions).
 Index arithmetic (integer math inside buffer indices) is not counted.
 """
 from __future__ import annotations
@@ -36,6 +37,10 @@ CALL_OPS = {
     "tirx.fabs": ("cuda", "abs", 1), "tirx.floor": ("cuda", "floor", 1), "tirx.ceil": ("cuda", "ceil", 1),
     "tirx.round": ("cuda", "round", 1), "tirx.trunc": ("cuda", "trunc", 1),
     "tirx.fma": ("cuda", "fma", 2),
+    # a lane exchange in element code (a Hadamard transform's butterflies): one SHFL each
+    "tirx.tvm_warp_shuffle": ("alu", "shfl", 1),
+    "tirx.tvm_warp_shuffle_up": ("alu", "shfl", 1),
+    "tirx.tvm_warp_shuffle_down": ("alu", "shfl", 1),
     "tl.clamp": ("cuda", "clamp", 2),          # max(lo, min(x, hi))
 }
 # intrinsics that select or pass values through and cost no arithmetic of their own
@@ -47,8 +52,10 @@ _FREE_CALLS = {"tirx.if_then_else", "tirx.likely", "tirx.reinterpret", "tirx.inf
 
 
 # bit operations: on booleans they are the predicate logic of masks (free, like and/or); on
-# integers (dequantisation bit twiddling) they are integer work that is not modelled
-_BIT_CALLS = {"tirx.bitwise_and", "tirx.bitwise_or", "tirx.bitwise_xor", "tirx.bitwise_not"}
+# integers (a dequantisation's bit twiddling) one LOP3 / SHF instruction each on the integer pipe,
+# counted like selects ("alu": instructions, not FLOPs)
+_BIT_CALLS = {"tirx.bitwise_and", "tirx.bitwise_or", "tirx.bitwise_xor", "tirx.bitwise_not",
+              "tirx.shift_left", "tirx.shift_right"}
 
 
 def _constant(e) -> bool:
@@ -146,6 +153,8 @@ class ArithCount:
                     self.ops[(unit, str(e.dtype), op)] += flops
             elif name in _BIT_CALLS and str(e.dtype) == "bool":
                 pass                                     # & | ^ ~ of predicates: logic, as `and`
+            elif name in _BIT_CALLS:
+                self.ops[("alu", str(e.dtype), "bit")] += 1
             elif name not in _FREE_CALLS:
                 self.unknown[name] += 1
             for a in e.args:

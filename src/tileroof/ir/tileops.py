@@ -58,6 +58,33 @@ def copy(w, call, m, kind="copy"):
     w.record(kind, f"{kind} {src.name} -> {dst.name}", m, operands, attrs)
 
 
+def gemm_sp(w, call, m):
+    """T.gemm_sp(A_sparse, E, B, C, trans_A, trans_B, trans_E, M, N, K, policy, clear): a 2:4
+    structured-sparse gemm.  A holds the kept half of an M x K operand (M x K/2), E its metadata.
+    The sparse tensor cores execute half the dense gemm's multiply-adds: M*N*K FLOPs (its
+    dense-equivalent 2*M*N*K at twice the dense rate)."""
+    args = call.args[:]
+    a, _, a_ext, _ = w.region(args[0])
+    e, _, e_ext, _ = w.region(args[1])
+    b, _, b_ext, _ = w.region(args[2])
+    c, _, c_ext, _ = w.region(args[3])
+    trans_a, trans_b = bool(_int(args[4])), bool(_int(args[5]))
+    M, N, K = _int(args[7]), _int(args[8]), _int(args[9])
+    policy = _int(args[10]) if len(args) > 10 else 0
+    n = int(w._executions(m))
+    operands = (
+        Operand(a.name, a.scope, a.dtype, "read", tuple(a_ext), n * _prod(a_ext)),
+        Operand(b.name, b.scope, b.dtype, "read", tuple(b_ext), n * N * K),
+        Operand(c.name, c.scope, c.dtype, "readwrite", tuple(c_ext), n * M * N),
+        Operand(e.name, e.scope, e.dtype, "read", tuple(e_ext), n * _prod(e_ext)),
+    )
+    attrs = {"m": M, "n": N, "k": K, "trans_a": trans_a, "trans_b": trans_b, "policy": policy,
+             "a_dtype": a.dtype, "b_dtype": b.dtype, "c_dtype": c.dtype, "a_scope": a.scope,
+             "b_scope": b.scope, "sparse": True, "threads": int(np.prod(w.threads))}
+    w.record("gemm_sp", f"gemm_sp {a.name}×{b.name} -> {c.name} ({M}×{N}×{K}, 2:4 sparse)", m, operands, attrs,
+             {("tensor", b.dtype, "mma_sp"): M * N * K})
+
+
 def gemm(w, call, m, kind="gemm"):
     args = call.args[:]                 # the arguments as a list, read from TVM in one pass
     a, _, a_ext, _ = w.region(args[0])
@@ -279,9 +306,9 @@ TILE_OPS = {
     "tl.tileop.gemm": gemm,
     "tl.tileop.wgmma_gemm": gemm,
     "tl.tileop.tcgen05_gemm": gemm,
-    "tl.tileop.gemm_sp": lambda w, c, m: gemm(w, c, m, "gemm_sp"),
-    "tl.tileop.wgmma_gemm_sp": lambda w, c, m: gemm(w, c, m, "gemm_sp"),
-    "tl.tileop.tcgen05_gemm_sp": lambda w, c, m: gemm(w, c, m, "gemm_sp"),
+    "tl.tileop.gemm_sp": lambda w, c, m: gemm_sp(w, c, m),
+    "tl.tileop.wgmma_gemm_sp": lambda w, c, m: gemm_sp(w, c, m),
+    "tl.tileop.tcgen05_gemm_sp": lambda w, c, m: gemm_sp(w, c, m),
     "tl.tileop.gemm_blockscaled": gemm,
     "tl.tileop.tcgen05_gemm_blockscaled": gemm,
     "tl.tileop.fill": fill,

@@ -144,6 +144,23 @@ def _weight(m, value, loops: dict):
     return m * value
 
 
+
+# host loops around kernel launches are walked trip by trip, each launch on its own, up to this many
+MAX_HOST_TRIPS = 256
+
+
+def _launches_inside(stmt) -> bool:
+    """Whether a statement holds a kernel launch (a blockIdx-bound loop)."""
+    found = []
+
+    def visit(n):
+        if isinstance(n, tirx.For) and n.thread_binding is not None and \
+                n.thread_binding.thread_tag.startswith("blockIdx."):
+            found.append(n)
+    tirx.stmt_functor.post_order_visit(stmt, visit)
+    return bool(found)
+
+
 class Walker:
     def __init__(self, func: tirx.PrimFunc, binding: dict, assume: dict, name: str, taken: dict | None = None):
         self.func = func
@@ -454,6 +471,8 @@ class Walker:
         tag = tb.thread_tag if tb is not None else ""
         if tag.startswith("blockIdx."):
             return self._grid_loop(s, m, tag)
+        if tb is None and self._grid_depth == 0 and _launches_inside(s.body):
+            return self._host_loop(s, m)
         step = getattr(s, "step", None)
         if step is not None and not (isinstance(step, tirx.IntImm) and step.value == 1):
             return self._stepped_loop(s, m)
@@ -473,8 +492,19 @@ class Walker:
                 start = 0
             if isinstance(start, np.ndarray):
                 start = 0
-        axis = self._free_axis()
         thread = tag.startswith("threadIdx.")
+        if thread:
+            # a loop bound to a thread index the launch already binds (upstream's
+            # `T.thread_binding(0, threads, "threadIdx.x")` inside T.Kernel(threads=...)) is that
+            # same hardware index, not a second set of threads: its variable is the launch's
+            dim = {"threadIdx.x": 0, "threadIdx.y": 1, "threadIdx.z": 2}.get(tag, 0)
+            launched = (self.env.get(THREAD_AXES) or (None, None, None))[dim]
+            if launched is not None and not isinstance(extent, np.ndarray) and int(extent) == launched.max_extent:
+                self.env[var] = launched
+                self.visit(s.body, m)
+                del self.env[var]
+                return
+        axis = self._free_axis()
         loop = LoopAxis(var.name, axis, start, extent, replicated=thread)
         self.loops[axis] = loop
         self.env[var] = loop
@@ -534,6 +564,21 @@ class Walker:
         self.ops[first:] = [r if r.pipeline else replace(
             r, pipeline=self._pipelines, pipeline_stages=1,
             attrs={**r.attrs, "pipeline_trips": trips, "unpipelined": True}) for r in new]
+
+    def _host_loop(self, s, m):
+        """A host-side loop around kernel launches (upstream's multi-pass cumsum): one launch per
+        trip, the loop variable a number in each; a loop of no trips launches nothing."""
+        (start, extent) = self._ints([s.min, s.extent], f"trip count of the host loop over {s.loop_var.name}")
+        if extent > MAX_HOST_TRIPS:
+            raise TileroofError(f"host loop over {s.loop_var.name} launches kernels {extent} times: more than "
+                                f"{MAX_HOST_TRIPS} launches are not analysed")
+        var = s.loop_var
+        for value in range(start, start + max(extent, 0)):
+            self.env[var] = value
+            try:
+                self.visit(s.body, m)
+            finally:
+                del self.env[var]
 
     def _grid_loop(self, s, m, tag):
         axis = {"blockIdx.x": 2, "blockIdx.y": 1, "blockIdx.z": 0}[tag]
@@ -690,7 +735,8 @@ class Walker:
         factor = 1.0
         per_var: dict = {}
         for part in affine.conjuncts(cond):
-            vars_ = affine.loop_vars_in(part, self.env)
+            # (a loop of one trip is a constant: the guard j + i_n * 8192 < N with i_n's one trip)
+            vars_ = {v: ax for v, ax in affine.loop_vars_in(part, self.env).items() if ax.max_extent > 1}
             try:
                 if not vars_:
                     c = self.ev(part)
@@ -790,7 +836,7 @@ class Walker:
     def _thread_vars(self, expr) -> list:
         """Names of the thread indices (threadIdx) an expression depends on, lets followed; the
         lane / warp / warpgroup index intrinsics read all of them."""
-        names = [v.name for v in affine.loop_vars_in(expr, self.env) if self.env[v].replicated]
+        names = [self.env[v].name for v in affine.loop_vars_in(expr, self.env) if self.env[v].replicated]
         calls = []
 
         def visit(n):
@@ -921,8 +967,27 @@ class Walker:
         per_block = self._per_block(m_exec)
         n = int(per_block.sum())
 
+        # T.Parallel iterations in all (the extents of its loops)
+        par_axes = {id(self.env[v]) for v in self.parallel_vars if isinstance(self.env.get(v), LoopAxis)}
+        par_extent = 1
+        for v in self.parallel_vars:
+            ax = self.env.get(v)
+            par_extent *= max(getattr(ax, "max_extent", 1), 1)
+
+        def varies_in_parallel(i) -> bool:
+            return isinstance(i, tirx.PrimExpr) and any(
+                id(ax) in par_axes for ax in affine.loop_vars_in(i, self.env).values())   # lets followed
+
         def elements(info, indices):
-            if not simt or info.scope in (FRAGMENT, LOCAL):
+            if info.scope in (FRAGMENT, LOCAL):
+                return n
+            if not simt:
+                # a memory load whose address no T.Parallel variable changes (a group's size,
+                # batch_sizes[bg], read in every element) is one load a thread keeps in a register,
+                # the same address for all: its distinct elements are the statement's executions
+                # outside the parallel loop
+                if par_extent > 1 and not any(varies_in_parallel(i) for i in indices):
+                    return int(round(n / par_extent))
                 return n
             names = set()
             for i in indices:
@@ -941,7 +1006,7 @@ class Walker:
             operands.append(Operand(info.name, info.scope, info.dtype, kind, (1,), elements(info, indices),
                                     block_start=key, access_stride=stride, element=True))
         for name, cnt in arith.unknown.items():
-            self._unmodeled(name, m_exec, "operation in element code not modelled")
+            self._unmodeled(name, m_exec * cnt, "operation in element code not modelled")
         self.ops.append(OpRecord(
             kind="elementwise", label=label, executions=n, per_block=per_block,
             operands=tuple(operands), attrs={**(self._simt_attrs(m, n) if simt else {}), **self._pipeline_attrs()},
@@ -1070,7 +1135,7 @@ class Walker:
                 return None
             lin, n = 0, 1
             for axis in sorted(deps, reverse=True):            # x (axis 2) fastest: launch order
-                shape = [1] * (axis + 1)
+                shape = [1] * GRID_AXES          # (z, y, x): one rank for every axis it depends on
                 shape[axis] = self.grid[2 - axis]
                 lin = lin + np.arange(self.grid[2 - axis], dtype=np.int64).reshape(shape) * n
                 n *= self.grid[2 - axis]
