@@ -319,6 +319,12 @@ def drift_misses(followers: list, working_set, slots: int, drift: float, capacit
     return out
 
 
+@dataclass(frozen=True)
+class _Distinct:
+    """A read operand whose blocks each read a tile no other block reads (its L2 model: none)."""
+    per_block_bytes: np.ndarray
+
+
 def _sharers(pair, size: int, order):
     """The blocks grouped by the (wave, tile) they read: (block ids by pair, then launch
     position; their pairs; whether each starts its group).  pair: each block's wave x tiles +
@@ -416,6 +422,12 @@ def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: in
         issued_per_block = nbytes * weights / executions
         per_block_bytes = issued_per_block / op.reuse_in_block if op.reuse_in_block != 1.0 else issued_per_block
         nkeys = int(keys.max()) + 1
+        if nkeys >= nblocks and np.bincount(keys, minlength=nkeys).max() == 1:
+            # every block its own tile (an element-wise kernel's rows): nobody shares, nothing is
+            # used twice -- each wave touches its blocks' bytes, all from DRAM
+            np.add.at(working_set, wave_of, per_block_bytes)
+            tiled.append((rec, op, nbytes, _Distinct(per_block_bytes)))
+            continue
         pair = wave_of * nkeys + keys
         by_pair, grouped, head = _sharers(pair, waves * nkeys, order)
         starts = head.nonzero()[0]
@@ -433,7 +445,7 @@ def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: in
     # prev, is after w'): R(w', w) = the bytes of uses with prev > w' and v <= w
     uses = []
     for _, _, _, pairs in tiled:
-        if pairs is None:
+        if pairs is None or isinstance(pairs, _Distinct):
             uses.append(None)
             continue
         key, wave, b = pairs[:3]
@@ -462,6 +474,8 @@ def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: in
         if pairs is None:
             d, note = untiled_read(nbytes, unique, storage in trace.data_indexed, waves, wave_bytes,
                                    l2_bytes, capacity, hit_curve)
+        elif isinstance(pairs, _Distinct):
+            d, note = float(pairs.per_block_bytes.sum()), "each block its own tile: no reuse"
         else:
             # LRU at wave granularity: a tile used again in wave w after wave w' hits in L2 when the
             # distinct bytes touched by waves w'+1..w fit in the cache
@@ -497,7 +511,8 @@ def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: in
                     f"{hit:.0%} merge in L2")
         written.append(OperandTraffic(storage, nbytes, int(d), int(unique), note))
     l2_write = sum(n for _, n in writes)
-    followers = [None if pairs is None else _followers(wave_of, pos, pairs[4], pairs[7], pairs[8])
+    followers = [None if (pairs is None or isinstance(pairs, _Distinct)) else
+                 _followers(wave_of, pos, pairs[4], pairs[7], pairs[8])
                  for _, _, _, pairs in tiled]
 
     out = []
@@ -545,7 +560,7 @@ def _merged_read(tiled: list, order, slots: int, merge_group: int) -> float:
     merged = 0.0
     for _, op, nbytes, pairs in tiled:
         # (the merge was measured for tile loads: element loads are counted whole)
-        if pairs is None or op.element:
+        if pairs is None or op.element or isinstance(pairs, _Distinct):
             merged += nbytes
             continue
         keys, issued_per_block = pairs[3][order], pairs[5]

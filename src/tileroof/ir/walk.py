@@ -974,11 +974,20 @@ class Walker:
             ax = self.env.get(v)
             par_extent *= max(getattr(ax, "max_extent", 1), 1)
 
-        def varies_in_parallel(i) -> bool:
-            return isinstance(i, tirx.PrimExpr) and any(
-                id(ax) in par_axes for ax in affine.loop_vars_in(i, self.env).values())   # lets followed
+        def varies_in_parallel(indices, memo) -> bool:
+            for k, i in enumerate(indices):
+                if not isinstance(i, tirx.PrimExpr):
+                    continue
+                lin = memo.get(k)            # the stride's linearisation, where it made one
+                if lin is None or isinstance(lin, DataDependent):
+                    loops = affine.loop_vars_in(i, self.env).values()      # lets followed
+                else:
+                    loops = lin.loops.values()
+                if any(id(ax) in par_axes for ax in loops):
+                    return True
+            return False
 
-        def elements(info, indices):
+        def elements(info, indices, memo):
             if info.scope in (FRAGMENT, LOCAL):
                 return n
             if not simt:
@@ -986,7 +995,7 @@ class Walker:
                 # batch_sizes[bg], read in every element) is one load a thread keeps in a register,
                 # the same address for all: its distinct elements are the statement's executions
                 # outside the parallel loop
-                if par_extent > 1 and not any(varies_in_parallel(i) for i in indices):
+                if par_extent > 1 and not varies_in_parallel(indices, memo):
                     return int(round(n / par_extent))
                 return n
             names = set()
@@ -1003,7 +1012,7 @@ class Walker:
             memo: dict = {}               # the indices' linearizations, shared by stride and footprint
             stride = self._thread_stride(info, indices, memo)
             key = self._element_footprint(info, indices, m, memo) if info.scope == GLOBAL else None
-            operands.append(Operand(info.name, info.scope, info.dtype, kind, (1,), elements(info, indices),
+            operands.append(Operand(info.name, info.scope, info.dtype, kind, (1,), elements(info, indices, memo),
                                     block_start=key, access_stride=stride, element=True))
         for name, cnt in arith.unknown.items():
             self._unmodeled(name, m_exec * cnt, "operation in element code not modelled")
