@@ -84,7 +84,7 @@ def main(argv=None) -> int:
            "date_utc": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), "cases": {}}
     for n in names:
         c = CASES[n]
-        r = tileroof.analyze(c.kernel, device=a.device, **c.params)
+        r = tileroof.analyze(c.kernel, device=a.device, taken=c.taken or None, **c.params)
         out["cases"][n] = {"sweep": c.sweep, "predicted_s": r.estimated_time, "predicted_dram_bytes": r.dram_bytes,
                            "predicted_dram_bytes_if_drifting": r.timing.dram_if_drifting, "bound": r.bound,
                            "flush_writeback_bytes": r.timing.flush_writeback}

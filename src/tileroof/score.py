@@ -124,7 +124,7 @@ def evaluate(results: Path | None = None, device: str = "h200") -> dict:
         if not ok or name not in CASES:
             continue
         case = CASES[name]
-        r = tileroof.analyze(case.kernel, device=dev, **(rec.get("params") or case.params))
+        r = tileroof.analyze(case.kernel, device=dev, taken=case.taken or None, **(rec.get("params") or case.params))
         ncu = rec.get("ncu") if isinstance(rec.get("ncu"), dict) else {}
         dram = None
         if "dram__bytes_read.sum" in ncu:

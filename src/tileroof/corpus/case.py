@@ -37,3 +37,6 @@ class Case:
     sweep: str | None = None                    # sweep this config belongs to, if any
     tags: tuple = ()                            # e.g. ("gemm", "fp16")
     note: str = ""
+    # what a user would tell tileroof about its run-time data (analyze(..., taken=)): the share of
+    # the time a branch on a mask holds, worked out from the same inputs make_inputs builds
+    taken: dict = field(default_factory=dict)

@@ -25,6 +25,8 @@ block (all threads read the same address), as tileroof counts them.
 """
 # NOTE: no `from __future__ import annotations` (see gemm.py).
 
+from dataclasses import replace
+
 import tilelang
 import tilelang.language as T
 
@@ -1420,7 +1422,31 @@ def sweeps():
 
 
 def probe_cases() -> list[Case]:
-    return _grouped_probes() + _linear_probes()
+    return _grouped_probes() + _linear_probes() + _blocksparse_probes()
+
+
+def blocksparse_share(p, window) -> float:
+    """Share of the causal key tiles the sink + window mask keeps (what --taken block_mask is)."""
+    nb = cdiv(p["seq_len"], p["block_M"])
+    dense = p["batch"] * p["heads"] * nb * (nb + 1) // 2
+    return _blocksparse_active(p, window) / dense
+
+
+def _blocksparse_probes() -> list[Case]:
+    """Upstream's block-sparse attention at four mask densities, told the density (--taken): the
+    time against the taken and the skipped trips separates what each costs (session 10: with the
+    real density the model is -66 %, its skipped trips free; the GPU's ~0.9 us each if the taken
+    ones cost what the model says).  Not yet measured."""
+    p = dict(batch=2, heads=32, seq_len=8192, dim=128, downsample_len=128, is_causal=True,
+             block_M=64, block_N=64, num_stages=1, threads=128, dtype="float16",
+             accum_dtype="float32")
+    out = []
+    for window in (1, 4, 32, 128):
+        c = _blocksparse_case(f"probe_bsparse_win{window}_fp16_b2_h32_s8192_d128", p, window,
+                              f"mask: the first key tile and the {window} up to the diagonal; told its density")
+        out.append(replace(c, taken={"block_mask": blocksparse_share(p, window)},
+                           tags=c.tags + ("probe",)))
+    return out
 
 
 def _linear_probes() -> list[Case]:
