@@ -95,7 +95,7 @@ def main(argv=None) -> int:
                              ("tensor_boost_clock", _without_tensor_boost_clock)):
             with without():
                 out["cases"][n][f"predicted_s_without_{key}"] = tileroof.analyze(
-                    c.kernel, device=a.device, **c.params).estimated_time
+                    c.kernel, device=a.device, taken=c.taken or None, **c.params).estimated_time
     with open(a.out, "w") as f:
         json.dump(out, f, indent=1)
     print(f"{len(names)} predictions -> {a.out}")
