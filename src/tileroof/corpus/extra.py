@@ -662,6 +662,11 @@ PACE_PROBES = [
 # from DRAM once, so any excess is the spill's.  bf16 NT, 128x256 one warpgroup:
 # (M, N, K, block_K, stages)
 _SPILL_WAVE_PROBES = [(4096, 1024, 4096, 64, 3), (4096, 1024, 16384, 64, 3), (4096, 1024, 4096, 32, 4)]
+# one and two waves of the 128x256x64 three-stage tile (256 threads, warp-specialised) against K:
+# session 10 found one-wave launches of it 4.5-6 us slower than the model, many-wave ones not.
+# Time per block round against the iterations at 1 and 2 waves: whether the extra cost comes once
+# per launch or once per block.  Not yet measured.
+_ONEWAVE_PROBES = [(2048, 2048, K) for K in (1024, 4096, 8192, 16384)] + [(4096, 2048, K) for K in (1024, 4096)]
 
 
 # Session 5 (f): written after the exact reuse distance to test it out of sample -- swizzled small
@@ -716,6 +721,10 @@ def _probe_cases() -> list[Case]:
         out.append(_mm_case(f"probe_wave_m{M}_n{N}_k{K}_bm{bm}_bn{bn}_s{s}_t{t}",
                             _mm_params(M, N, K, bm, bn, bk, s, t), tags=("probe",),
                             note="unswizzled: B tiles shared by the rows of one wave"))
+    for M, N, K in _ONEWAVE_PROBES:
+        out.append(_mm_case(f"probe_onewave_m{M}_n{N}_k{K}_bm128_bn256_s3_t256",
+                            _mm_params(M, N, K, 128, 256, 64, 3, 256), tags=("probe",),
+                            note="one or two waves of the 128x256 tile against K: the one-wave launch's extra cost"))
     for bm, bn, bk, s in _SPILL_PROBES:
         out.append(_mm_case(f"probe_spill_bm{bm}_bn{bn}_bk{bk}_s{s}_t128",
                             _mm_params(4096, 6144, 4096, bm, bn, bk, s, 128, "bfloat16", "bfloat16", trans_B=True),
