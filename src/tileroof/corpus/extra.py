@@ -667,6 +667,10 @@ _SPILL_WAVE_PROBES = [(4096, 1024, 4096, 64, 3), (4096, 1024, 16384, 64, 3), (40
 # Time per block round against the iterations at 1 and 2 waves: whether the extra cost comes once
 # per launch or once per block.  Not yet measured.
 _ONEWAVE_PROBES = [(2048, 2048, K) for K in (1024, 4096, 8192, 16384)] + [(4096, 2048, K) for K in (1024, 4096)]
+# one wave of other tiles at two depths: does the one-wave launch's extra cost follow the tile's
+# accumulator (its epilogue) or come once per block?  (M, N, block_M, block_N, threads)
+_ONEWAVE_TILES = [(2048, 1024, 128, 128, 256), (2048, 1024, 128, 128, 128), (512, 4096, 64, 256, 128),
+                  (4096, 1024, 256, 128, 256)]
 
 
 # Session 5 (f): written after the exact reuse distance to test it out of sample -- swizzled small
@@ -725,6 +729,11 @@ def _probe_cases() -> list[Case]:
         out.append(_mm_case(f"probe_onewave_m{M}_n{N}_k{K}_bm128_bn256_s3_t256",
                             _mm_params(M, N, K, 128, 256, 64, 3, 256), tags=("probe",),
                             note="one or two waves of the 128x256 tile against K: the one-wave launch's extra cost"))
+    for M, N, bm, bn, t in _ONEWAVE_TILES:
+        for K in (1024, 8192):
+            out.append(_mm_case(f"probe_onewave_m{M}_n{N}_k{K}_bm{bm}_bn{bn}_s3_t{t}",
+                                _mm_params(M, N, K, bm, bn, 64, 3, t), tags=("probe",),
+                                note="one wave of another tile at two depths: the one-wave launch's extra cost"))
     for bm, bn, bk, s in _SPILL_PROBES:
         out.append(_mm_case(f"probe_spill_bm{bm}_bn{bn}_bk{bk}_s{s}_t128",
                             _mm_params(4096, 6144, 4096, bm, bn, bk, s, 128, "bfloat16", "bfloat16", trans_B=True),
