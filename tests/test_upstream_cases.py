@@ -311,7 +311,7 @@ def test_blocksparse_probes_told_their_density():
     mask keeps (the share spreads each block's work evenly over its trips), none bounded; the
     densities follow from the mask rows."""
     probes = [c for c in upstream.probe_cases() if c.name.startswith("probe_bsparse")]
-    assert len(probes) == 4
+    assert len(probes) == 6
     for c in probes:
         share = c.taken["block_mask"]
         assert share == pytest.approx(upstream.blocksparse_share(c.params, int(c.name.split("_win")[1].split("_")[0])))

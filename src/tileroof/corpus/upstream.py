@@ -1446,6 +1446,12 @@ def _blocksparse_probes() -> list[Case]:
                               f"mask: the first key tile and the {window} up to the diagonal; told its density")
         out.append(replace(c, taken={"block_mask": blocksparse_share(p, window)},
                            tags=c.tags + ("probe",)))
+    q = {**p, "num_stages": 2}
+    for window in (1, 128):           # two stages: do skipped trips cost the same?
+        c = _blocksparse_case(f"probe_bsparse_win{window}_s2_fp16_b2_h32_s8192_d128", q, window,
+                              f"mask: the first key tile and the {window} up to the diagonal; two stages; told its density")
+        out.append(replace(c, taken={"block_mask": blocksparse_share(q, window)},
+                           tags=c.tags + ("probe",)))
     return out
 
 
