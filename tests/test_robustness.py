@@ -670,3 +670,44 @@ def test_host_loop_around_launches_runs_each_trip():
     assert r.cuda_flops == 4096 + 2048 + 1024
     r0 = tileroof.analyze(passes, P=1)
     assert r0.cuda_flops == 4096
+
+
+def test_trip_count_that_reads_the_thread_index():
+    """Thread t of 128 runs 128 - t iterations (upstream's strided serial fill: each thread strides
+    from its own start): 8256 executions in all, each a multiply-add on its own element -- not
+    8256 once per thread."""
+    import tilelang
+    import tilelang.language as T
+
+    @tilelang.jit
+    def tail(n=256):
+        @T.prim_func
+        def main(A: T.Tensor((n,), "float32"), B: T.Tensor((n,), "float32")):
+            with T.Kernel(1, threads=128) as bx:
+                tx = T.get_thread_binding(0)
+                for i in T.serial(128 - tx):
+                    B[tx + i] = A[tx + i] * 2.0 + 1.0
+        return main
+    r = tileroof.analyze(tail)
+    assert r.trace.ops[0].executions == 8256
+    assert r.cuda_flops == 2 * 8256
+    assert r.counts.level_bytes("global", "write") == 8256 * 4
+
+
+def test_one_address_read_twice_in_an_expression_loads_once():
+    """A helper inlined into one expression reads input[i] three times: one load (the compiler's
+    common subexpression), 4 bytes per element, not 12."""
+    import tilelang
+    import tilelang.language as T
+
+    @tilelang.jit
+    def thrice(n=4096):
+        @T.prim_func
+        def main(A: T.Tensor((n,), "float32"), B: T.Tensor((n,), "float32")):
+            with T.Kernel(n // 256, threads=256) as bx:
+                for i in T.Parallel(256):
+                    B[bx * 256 + i] = A[bx * 256 + i] * A[bx * 256 + i] + A[bx * 256 + i]
+        return main
+    r = tileroof.analyze(thrice)
+    assert r.counts.level_bytes("global", "read") == 4096 * 4
+    assert r.cuda_flops == 2 * 4096

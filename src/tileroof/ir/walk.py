@@ -14,6 +14,7 @@ from collections import Counter, defaultdict
 from dataclasses import replace
 
 import numpy as np
+import tvm
 from tvm import tirx
 
 from ..errors import TileroofError
@@ -882,6 +883,19 @@ class Walker:
                     self.bounded.add("thread condition (not evaluable)")
                     mask = True
         w = np.asarray(mask, dtype=np.float64) if isinstance(mask, np.ndarray) else float(bool(mask))
+        if any(isinstance(m, np.ndarray) and m.ndim > loop.axis and m.shape[loop.axis] > 1 for loop in threads):
+            # m already holds one entry per thread along a thread axis (a loop whose trip count reads
+            # the thread index: thread t runs 128 - t iterations): weigh each thread, then sum over
+            # the threads counted (max over the others: collective work runs once) -- multiplying
+            # by the thread count as well would count every thread's trips once per thread
+            p = _weight(m, w, self.loops) if isinstance(w, np.ndarray) else m * w
+            for loop in threads:
+                ax = loop.axis
+                if p.ndim > ax and p.shape[ax] > 1:
+                    p = p.sum(axis=ax, keepdims=True) if loop.name in counted else p.max(axis=ax, keepdims=True)
+                elif loop.name in counted:
+                    p = p * max(loop.max_extent, 0)
+            return p
         for loop in threads:
             ax = loop.axis
             if isinstance(w, np.ndarray) and w.ndim > ax and w.shape[ax] > 1:
@@ -1005,7 +1019,14 @@ class Walker:
             return int(self._executions(self._thread_weight(m, True, names)))
 
         operands = []
-        accesses = [(load, "read") for load in arith.loads] + ([(target, "write")] if target is not None else [])
+        # one load per distinct address: an expression that reads input[bx, i] three times (a helper
+        # inlined thrice) loads it once (the compiler's common subexpressions)
+        loads = []
+        for load in arith.loads:
+            if not any(load.buffer.same_as(prev.buffer) and tvm.ir.structural_equal(load.indices, prev.indices)
+                       for prev in loads):
+                loads.append(load)
+        accesses = [(load, "read") for load in loads] + ([(target, "write")] if target is not None else [])
         for access, kind in accesses:
             info = self._register(access.buffer)
             indices = _items(access.indices)
