@@ -537,6 +537,13 @@ def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: in
         dram_write -= resident_dirty
         notes = [f"{slots} blocks resident at once, {waves} waves; L2 capacity {capacity / 1e6:.1f} MB; "
                  f"{resident_dirty / 1e6:.1f} MB of writes still dirty in L2 at the end (written back after the kernel)"]
+        unkeyed = sorted({trace.buffers[op.buffer].storage if op.buffer in trace.buffers else op.buffer
+                          for _, op, nb, pairs in tiled if pairs is None and nb > capacity / 8} - set(trace.data_indexed))
+        if unkeyed:
+            notes.append(f"tiles of {', '.join(unkeyed)} are not keyed by block: their starts are not affine in the "
+                         "block index and loop variables (a persistent loop's own tile order, say), so blocks are not "
+                         "seen sharing them and their re-reads are timed as an untiled stream: their DRAM traffic may "
+                         "be over-estimated")
         if trace.data_keyed:
             notes.append(f"tiles of {', '.join(trace.data_keyed)} start at values read from a tensor (one per block): "
                          "the blocks they depend on are taken to spread evenly, in launch order, over the tile "
