@@ -711,3 +711,21 @@ def test_one_address_read_twice_in_an_expression_loads_once():
     r = tileroof.analyze(thrice)
     assert r.counts.level_bytes("global", "read") == 4096 * 4
     assert r.cuda_flops == 2 * 4096
+
+
+def test_launch_thread_without_kernel():
+    """A PrimFunc that launches with T.launch_thread("blockIdx.x", n) / ("threadIdx.x", t) instead
+    of T.Kernel is the same launch: 4 x 128 threads, each storing one element (2048 B)."""
+    import tilelang.language as T
+
+    def raw(n=512):
+        @T.prim_func
+        def main(out: T.Tensor((n,), "float32")):
+            bx = T.launch_thread("blockIdx.x", n // 128)
+            tx = T.launch_thread("threadIdx.x", 128)
+            out[bx * 128 + tx] = 1.0
+        return main
+    r = tileroof.analyze(raw())
+    assert r.trace.grid == (4, 1, 1) and r.trace.threads == (128, 1, 1)
+    assert r.counts.level_bytes("global", "write") == 512 * 4
+    assert not r.bounded and not r.unmodeled

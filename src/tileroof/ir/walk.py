@@ -424,6 +424,12 @@ class Walker:
             self._element_record(f"{var.name} = ...", arith, m, target=None)
 
     def visit_AttrStmt(self, s, m):
+        if s.attr_key == "thread_extent" and isinstance(s.node, tirx.IterVar) and \
+                str(s.node.thread_tag).startswith(("blockIdx.", "threadIdx.")):
+            # T.launch_thread("blockIdx.x", n) without T.Kernel: the same launch as a thread-bound loop
+            iv = s.node
+            loop = tirx.For(iv.var, tirx.IntImm(iv.var.dtype, 0), s.value, tirx.ForKind.THREAD_BINDING, s.body, iv)
+            return self.visit_For(loop, m)
         if s.attr_key == "threadblock_swizzle_pattern":
             try:
                 fields = list(s.value.args)
