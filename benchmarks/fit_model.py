@@ -79,13 +79,17 @@ def main(argv=None) -> int:
     if a.write:
         prof = devices.profiles_dir() / f"{a.device}.toml"
         text = prof.read_text()
-        text = text.split("\n[fitted.")[0].rstrip() + "\n"      # [fitted.*] tables are written last
+        # [fitted.*] tables are written last; those this script does not fit (fit_branch_check.py's) are kept
+        head, *tables = text.split("\n[fitted.")
+        kept = ["\n[fitted." + t.rstrip() + "\n" for t in tables if t.split("]", 1)[0] not in GRID]
+        text = head.rstrip() + "\n"
         stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         names = ", ".join(n for n, *_ in cases)
         for k, v in fitted.items():
             text += (f"\n[fitted.{k}]\nvalue = {v!r}\nmethod = \"grid search minimising mean |log(pred/meas)| "
                      f"over the fit split ({len(cases)} cases), benchmarks/fit_model.py, {stamp}\"\n"
                      f"fit_cases = \"{names}\"\n")
+        text += "".join(kept)
         prof.write_text(text)
         print(f"wrote [fitted] into {prof}")
     return 0

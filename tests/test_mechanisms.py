@@ -814,3 +814,36 @@ def test_buffers_that_take_turns_fit_the_block_limit():
     r = tileroof.analyze(turns, device="h200")
     assert r.timing.occupancy.smem_per_block == 128 * 1024
     assert r.launch_error is None
+
+
+def test_run_time_branch_tests_cost_every_trip_by_hand():
+    """A branch on run-time data around a pipelined loop's body is tested before each of its
+    statements and around each tile load's wait and release, on every trip: the block-sparse
+    attention's 14 statements and 2 loads give 18 tests a trip (its lowered CUDA's consumer has
+    18), each at the fitted cost; a skipped trip costs those tests, a taken one its work besides."""
+    c = CASES["probe_bsparse_win4_fp16_b2_h32_s8192_d128"]
+    dev = devices.load("h200")
+    r = tileroof.analyze(c.kernel, device=dev, taken=c.taken, **c.params)
+    p = r.timing.pipeline
+    assert p["branch_checks_per_trip"] == 18
+    assert p["branch_check_s"] == pytest.approx(18 * dev.fitted["data_branch_check_s"])
+    off = tileroof.analyze(c.kernel, device=replace(dev, fitted={**dev.fitted, "data_branch_check_s": 0.0}),
+                           taken=c.taken, **c.params)
+    # the tests add trips x their cost to every block: the makespan grows by about that much per
+    # block round (1 block per SM; trips per block 1..128, 64.5 on average, over 8192 blocks)
+    trips = sum(i + 1 for i in range(128)) * 64
+    rounds_cost = trips * p["branch_check_s"] / 132
+    assert r.estimated_time - off.estimated_time == pytest.approx(rounds_cost, rel=0.05)
+
+
+def test_profile_branch_check_cost_reproduces_from_the_recorded_probes():
+    """The profile's data_branch_check_s is what benchmarks/fit_branch_check.py finds on the
+    recorded block-sparse density probes (runs 72-73)."""
+    import sys
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    import fit_branch_check as fb
+    rows = fb.cases()
+    assert len(rows) >= 6
+    base = devices.load("h200")
+    best = min(fb.GRID_NS, key=lambda ns: fb.objective(rows, fb.with_check(base, ns * 1e-9)))
+    assert best * 1e-9 == pytest.approx(base.fitted["data_branch_check_s"])

@@ -555,6 +555,19 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
     # loads from global memory in the loop wait for their data every iteration
     # (measured with two stages: a one-stage loop, whose loads wait for the previous iteration's
     # consumers, keeps the one-stage rule below)
+    # a branch on run-time data around the loop's body (a block-sparse mask's tile check): the
+    # lowered pipeline tests it before each of the body's statements and around each tile load's
+    # wait and release (the block-sparse attention's lowered CUDA: 18 tests a trip in the consumer
+    # for its 14 statements and 2 loads), on every trip, taken or not: a chain of dependent
+    # local-memory loads and branches, at the fitted cost per test (data_branch_check_s)
+    branch_ops = [rec for rec, _ in loop_ops if rec.attrs.get("data_branch")]
+    n_checks = len(branch_ops) + 2 * sum(1 for rec in branch_ops
+                                         if rec.kind == "copy" and rec.attrs.get("src_scope") == GLOBAL)
+    t_checks = n_checks * c.get("data_branch_check_s", 0.0)
+    all_trips = iters
+    if branch_ops and branch_ops[0].attrs.get("pipeline_all_trips") is not None \
+            and np.size(branch_ops[0].attrs["pipeline_all_trips"]) == np.size(iters):
+        all_trips = np.asarray(branch_ops[0].attrs["pipeline_all_trips"], dtype=np.float64)
     nows = bool(law and stages >= 2 and not occ.warp_specialized and nows_law(dev))
     sync_wait = (stream_time(dev.dram_stream, sync_read / total_iters, 1)
                  if (nows and sync_read and dev.dram_stream) else 0.0)
@@ -615,7 +628,7 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
             rest_tc += _tensor_time_per_sm(oc, dev, clock)
         t_rest = share * ((rest_tc + rest_other) / nblocks + ((rest_bytes / nblocks) / per_sm_l2 if per_sm_l2 else 0.0)
                           + t_store)
-        block_times = iters * t_iter + prologue + t_rest
+        block_times = iters * t_iter + all_trips * t_checks + prologue + t_rest
         terms = {"compute": t_compute, "l2": t_l2, "latency": t_latency}
         if chain > t_compute:
             terms["chain"] = chain
@@ -626,7 +639,8 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
                              "register_spill_factor": spill, "accumulator_spill_factor": acc_spill,
                              "reductions_per_iteration": n_reduce / total_iters, "consumer_warpgroups": n_wg,
                              "gemm_iteration_law": bool(law and math_cycles),
-                             "nows_iteration_law": bool(nows and math_cycles), "resident_blocks": share}
+                             "nows_iteration_law": bool(nows and math_cycles), "resident_blocks": share,
+                             "branch_checks_per_trip": n_checks, "branch_check_s": t_checks}
     return at_clock
 
 

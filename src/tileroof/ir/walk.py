@@ -173,6 +173,9 @@ class Walker:
         self.taken = {k: float(v) for k, v in (taken or {}).items()}
         self.taken_used: set[str] = set()
         self._taken_share = 1.0        # share the last data branch's --taken values give (visit_IfThenElse)
+        self._data_branch_depth = 0    # inside a branch on run-time data (its records get attrs data_branch)
+        self._reads_data = False       # the condition _restrict just read reads run-time data
+        self.pipeline_all_trips = None  # the T.Pipelined loop's trips, taken by a data branch or not
         self._serial_loops: list[int] = []   # ids of the sequential loops around the current statement
         self._loop_count = 0
         self.grid = [1, 1, 1]
@@ -524,7 +527,7 @@ class Walker:
             del self.loops[axis]
             del self.env[var]
             return
-        saved = (self.stages, self.pipeline, self.pipeline_trips)
+        saved = (self.stages, self.pipeline, self.pipeline_trips, self.pipeline_all_trips)
         inner = _weight(m, extent, self.loops)
         unannotated = None
         kind = s.kind
@@ -537,6 +540,7 @@ class Walker:
                 self.pipeline = self._pipelines
                 # iterations of this T.Pipelined loop per block (over every enclosing iteration)
                 self.pipeline_trips = self._per_block(self._thread_weight(inner, False))
+                self.pipeline_all_trips = self.pipeline_trips
             elif not self.pipeline:
                 unannotated = (len(self.ops), inner)
         parallel = kind in (tirx.ForKind.PARALLEL, tirx.ForKind.VECTORIZED)
@@ -552,7 +556,7 @@ class Walker:
         self.parallel_depth -= element
         if parallel:
             self.parallel_vars.pop()
-        self.stages, self.pipeline, self.pipeline_trips = saved
+        self.stages, self.pipeline, self.pipeline_trips, self.pipeline_all_trips = saved
         if unannotated is not None:
             self._serial_pipeline(*unannotated)
         del self.loops[axis]
@@ -686,13 +690,17 @@ class Walker:
                 self.thread_conds.pop()
             return
         self._taken_share = 1.0
+        self._reads_data = False
         m_then = self._restrict(s.condition, m)
         share = self._taken_share
+        data = m_then is None or self._reads_data     # the condition reads run-time data
         if m_then is None:                        # undecidable: count both branches (upper bound)
             self._uncertain += 1
+            self._data_branch_depth += 1
             self.visit(s.then_case, m)
             if s.else_case is not None:
                 self.visit(s.else_case, m)
+            self._data_branch_depth -= 1
             self._uncertain -= 1
             return
         # a branch on run-time data inside a T.Pipelined loop (a block-sparse mask's tile check)
@@ -701,12 +709,14 @@ class Walker:
         trips = self.pipeline_trips
         if share != 1.0 and trips is not None:
             self.pipeline_trips = trips * share
+        self._data_branch_depth += data
         self.visit(s.then_case, m_then)
         if s.else_case is not None:
             if share != 1.0 and trips is not None:
                 self.pipeline_trips = trips * (1.0 - share)
             m, m_then = align(m, m_then)
             self.visit(s.else_case, m - m_then)
+        self._data_branch_depth -= data
         self.pipeline_trips = trips
 
     def _taken_used(self) -> tuple:
@@ -715,6 +725,7 @@ class Walker:
     def _data_branch(self, name: str, m):
         """m for a branch whose condition reads the run-time value `name`: scaled by the share the
         user gave for it (--taken), or None (count it as always taken and name it in `bounded`)."""
+        self._reads_data = True
         if name in self.taken:
             self.taken_used.add(name)
             self._taken_share *= self.taken[name]
@@ -756,6 +767,7 @@ class Walker:
                     self.bounded.add(exc.name)
                     return None
                 self.taken_used.add(exc.name)
+                self._reads_data = True
                 self._taken_share *= self.taken[exc.name]
                 factor = factor * self.taken[exc.name]
                 continue
@@ -1050,7 +1062,15 @@ class Walker:
             pipeline=self.pipeline, loops=tuple(self._serial_loops)))
 
     def _pipeline_attrs(self) -> dict:
-        return {"pipeline_trips": self.pipeline_trips} if self.pipeline and self.pipeline_trips is not None else {}
+        if not (self.pipeline and self.pipeline_trips is not None):
+            return {}
+        out = {"pipeline_trips": self.pipeline_trips}
+        if self._data_branch_depth:
+            # under a branch on run-time data: TileLang's pipeline tests the condition before each
+            # of the loop's statements on every trip, taken or not (pipeline_all_trips)
+            out["data_branch"] = True
+            out["pipeline_all_trips"] = self.pipeline_all_trips
+        return out
 
     def _simt_attrs(self, m, n) -> dict:
         """A SIMT record's executions count threads: `simt_threads` is how many threads run each
