@@ -60,6 +60,7 @@ _TINY = [
     (extra.rope, lambda p: dict(batch=1, seq_len=64, heads=2)),
     (extra.add_rms_norm, lambda p: dict(M=4, N=512)),
     (extra.quant_fp8_rowwise, lambda p: dict(M=4, N=512)),
+    (extra.masked_gemm, lambda p: dict(M=256, N=256, K=512)),
     *upstream.TINY,
 ]
 

@@ -817,10 +817,11 @@ def test_buffers_that_take_turns_fit_the_block_limit():
 
 
 def test_run_time_branch_tests_cost_every_trip_by_hand():
-    """A branch on run-time data around a pipelined loop's body is tested before each of its
-    statements and around each tile load's wait and release, on every trip: the block-sparse
-    attention's 14 statements and 2 loads give 18 tests a trip (its lowered CUDA's consumer has
-    18), each at the fitted cost; a skipped trip costs those tests, a taken one its work besides."""
+    """A branch on run-time data around a pipelined loop's body is tested on every trip before
+    each of the consumer's statements, once more per gemm, and at the wait and release of each
+    group of tile loads one gemm consumes: the block-sparse attention's 12 statements, 2 gemms and
+    2 groups (K, V) give 18 tests a trip (its lowered CUDA's consumer has 18), each at the fitted
+    cost; a skipped trip costs those tests, a taken one its work besides."""
     c = CASES["probe_bsparse_win4_fp16_b2_h32_s8192_d128"]
     dev = devices.load("h200")
     r = tileroof.analyze(c.kernel, device=dev, taken=c.taken, **c.params)

@@ -556,13 +556,21 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
     # (measured with two stages: a one-stage loop, whose loads wait for the previous iteration's
     # consumers, keeps the one-stage rule below)
     # a branch on run-time data around the loop's body (a block-sparse mask's tile check): the
-    # lowered pipeline tests it before each of the body's statements and around each tile load's
-    # wait and release (the block-sparse attention's lowered CUDA: 18 tests a trip in the consumer
-    # for its 14 statements and 2 loads), on every trip, taken or not: a chain of dependent
-    # local-memory loads and branches, at the fitted cost per test (data_branch_check_s)
+    # lowered pipeline tests it on every trip, taken or not, before each of the consumer's
+    # statements, once more for each gemm (its wait), and before the wait and the release of each
+    # group of tile loads one gemm consumes -- a chain of dependent loads and branches, at the
+    # fitted cost per test (data_branch_check_s).  Read in the lowered CUDA: the block-sparse
+    # attention's consumer tests 18 times a trip (12 statements, 2 gemms, K and V: 2 groups), a
+    # block-sparse GEMM's 4 (its gemm, A and B: one group)
     branch_ops = [rec for rec, _ in loop_ops if rec.attrs.get("data_branch")]
-    n_checks = len(branch_ops) + 2 * sum(1 for rec in branch_ops
-                                         if rec.kind == "copy" and rec.attrs.get("src_scope") == GLOBAL)
+    loads = [rec for rec in branch_ops if rec.kind == "copy" and rec.attrs.get("src_scope") == GLOBAL]
+    gemms = [rec for rec in branch_ops if rec.kind in ("gemm", "gemm_sp")]
+    load_groups = set()
+    for ld in loads:
+        dst = ld.operands[1].buffer if len(ld.operands) > 1 else None
+        consumer = next((i for i, g in enumerate(gemms) if any(o.buffer == dst for o in g.operands)), None)
+        load_groups.add(("gemm", consumer) if consumer is not None else ("load", id(ld)))
+    n_checks = (len(branch_ops) - len(loads)) + len(gemms) + 2 * len(load_groups)
     t_checks = n_checks * c.get("data_branch_check_s", 0.0)
     all_trips = iters
     if branch_ops and branch_ops[0].attrs.get("pipeline_all_trips") is not None \

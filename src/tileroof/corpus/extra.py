@@ -965,7 +965,7 @@ def _nows_cases() -> list[Case]:
 def cases() -> list[Case]:
     return (_gemm_cases() + _attention_cases() + _rowwise_cases() + _other_cases() + _probe_cases()
             + _size_cases() + _short_cases() + _stage_cases() + _conv_cases() + _conv_check_cases()
-            + _epilogue_cases() + _fp32_store_cases() + _clock_cases() + _nows_cases())
+            + _epilogue_cases() + _fp32_store_cases() + _clock_cases() + _nows_cases() + masked_probes())
 
 
 # ----------------------------------------------------------------------------- sweeps
@@ -1222,3 +1222,72 @@ def sweeps():
     for c in out:                      # each sweep's configs, in the order written above
         names.setdefault(c.sweep, []).append(c.name)
     return out, names
+
+
+# ----------------------------------------------------------------------------- block-sparse GEMM
+@tilelang.jit
+def masked_gemm(M, N, K, block_M=128, block_N=128, block_K=64, num_stages=3, threads=256, density=4):
+    """C = A @ B over the k-tiles a block mask keeps: row tile i uses k-tile k where
+    Mask[i, k] != 0 (tileroof's own probe of a run-time branch inside a pipelined GEMM loop, in the
+    manner of upstream's block-sparse GEMM; the mask is input data, built by _masked_inputs with
+    Mask[i, k] = ((5 i + 3 k) mod 8) < density, so `density` / 8 of the tiles run)."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"),
+             Mask: T.Tensor((M // block_M, K // block_K), "int8"), C: T.Tensor((M, N), "float16")):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
+            A_shared = T.alloc_shared((block_M, block_K), "float16")
+            B_shared = T.alloc_shared((block_K, block_N), "float16")
+            C_local = T.alloc_fragment((block_M, block_N), "float32")
+            T.clear(C_local)
+            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
+                if Mask[by, k] != 0:
+                    T.copy(A[by * block_M, k * block_K], A_shared)
+                    T.copy(B[k * block_K, bx * block_N], B_shared)
+                    T.gemm(A_shared, B_shared, C_local)
+            T.copy(C_local, C[by * block_M, bx * block_N])
+
+    return main
+
+
+def _mask_pattern(p):
+    mi, mk = p["M"] // p["block_M"], p["K"] // p["block_K"]
+    return [[1 if (5 * i + 3 * k) % 8 < p["density"] else 0 for k in range(mk)] for i in range(mi)]
+
+
+def _masked_inputs(p, device):
+    import torch
+
+    g = generator(device, 0)
+    mask = torch.tensor(_mask_pattern(p), dtype=torch.int8, device=device)
+    return [randn((p["M"], p["K"]), "float16", device, g), randn((p["K"], p["N"]), "float16", device, g),
+            mask, nan_out((p["M"], p["N"]), "float16", device)]
+
+
+def _masked_ref(args):
+    a, b, mask = args[0].float(), args[1].float(), args[2]
+    bm, bk = a.shape[0] // mask.shape[0], a.shape[1] // mask.shape[1]
+    keep = mask.repeat_interleave(bm, 0).repeat_interleave(bk, 1).float()
+    return {3: (a * keep) @ b}
+
+
+def _masked_case(M, N, K, d, bm=128, bn=128, bk=64, s=3, t=256) -> Case:
+    p = dict(M=M, N=N, K=K, block_M=bm, block_N=bn, block_K=bk, num_stages=s, threads=t, density=d)
+    kept = sum(map(sum, _mask_pattern(p)))
+    nbx, nby, nk = N // bn, M // bm, K // bk
+    return Case(
+        name=f"probe_bsgemm_m{M}_n{N}_k{K}_bm{bm}_bn{bn}_bk{bk}_s{s}_t{t}_d{d}", kernel=masked_gemm, params=p,
+        make_inputs=_masked_inputs, reference=_masked_ref,
+        # (the mask's own reads -- a byte per block and trip, in the branch's condition -- are not
+        # counted by tileroof, whose records are ops, not conditions: global reads not asserted)
+        expected=Expected(tensor_flops=kept * nbx * 2 * bm * bn * bk, global_write_bytes=M * N * 2),
+        rtol=1e-2, tags=("gemm", "block-sparse", "data-dependent", "probe", "float16"),
+        note=f"tileroof's block-sparse GEMM, {d}/8 of the k-tiles kept, told the density (--taken Mask)",
+        taken={"Mask": kept / (nby * nk)})
+
+
+def masked_probes() -> list[Case]:
+    """Out of sample for the run-time branch tests (fitted on the block-sparse attention): another
+    loop body (2 loads and a gemm: 7 tests a trip by the rule), another mask read (from global
+    memory each trip, not a local copy), three densities."""
+    return [_masked_case(4096, 4096, 8192, d) for d in (1, 4, 8)]
