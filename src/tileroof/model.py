@@ -124,9 +124,9 @@ def shared_allocation(trace: KernelTrace) -> int:
     attention forward's output tile reuses the query tile's, the backward's dV and dK tiles those
     of K and V), each rounded up to SMEM_ALIGN; a buffer touched inside a sequential loop lives
     for the whole loop; plus the workspace of a reduction that spans warps (tl::AllReduce: a
-    4-byte word per thread).  The peak of the live bytes over the ops in program order; Nsight
-    Compute's shared memory per block on the 450 recorded kernels: 442 within 1 KiB, where the
-    plain sum over the buffers was 319."""
+    4-byte word per thread).  The peak of the live bytes over the ops in program order; against
+    Nsight Compute's shared memory per block all 450 kernels recorded by session 9 come within
+    1 KiB, where the plain sum over the buffers had 313."""
     sizes = {}
     for b in trace.buffers.values():
         if b.scope == SHARED:
@@ -550,11 +550,6 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
     # calibrate's block_stream where the profile has it, else one load latency
     prologue = dev.block_fixed_s or latency
 
-    # without warp specialisation the consumer threads issue the loads, wait for them and run the
-    # gemms themselves (cp.async): one block's iteration is one chain (nows_iteration), and element
-    # loads from global memory in the loop wait for their data every iteration
-    # (measured with two stages: a one-stage loop, whose loads wait for the previous iteration's
-    # consumers, keeps the one-stage rule below)
     # a branch on run-time data around the loop's body (a block-sparse mask's tile check): the
     # lowered pipeline tests it on every trip, taken or not, before each of the consumer's
     # statements, once more for each gemm (its wait), and before the wait and the release of each
@@ -576,6 +571,12 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
     if branch_ops and branch_ops[0].attrs.get("pipeline_all_trips") is not None \
             and np.size(branch_ops[0].attrs["pipeline_all_trips"]) == np.size(iters):
         all_trips = np.asarray(branch_ops[0].attrs["pipeline_all_trips"], dtype=np.float64)
+
+    # without warp specialisation the consumer threads issue the loads, wait for them and run the
+    # gemms themselves (cp.async): one block's iteration is one chain (nows_iteration), and element
+    # loads from global memory in the loop wait for their data every iteration
+    # (measured with two stages: a one-stage loop, whose loads wait for the previous iteration's
+    # consumers, keeps the one-stage rule below)
     nows = bool(law and stages >= 2 and not occ.warp_specialized and nows_law(dev))
     sync_wait = (stream_time(dev.dram_stream, sync_read / total_iters, 1)
                  if (nows and sync_read and dev.dram_stream) else 0.0)
@@ -779,6 +780,12 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
             f"modelled clock, plus {dev.gemm_iteration_cycles:.0f} cycles with one consumer warpgroup, or "
             f"max(math, math / n + {dev.gemm_iteration_cycles_overlapped:.0f} cycles) with n (tileroof.gpu.gemm_pipe"
             f"{more}; measured on an H200, the device's sources say where its values come from)")
+    if timed[4].get("branch_checks_per_trip") and timed[4].get("branch_check_s"):
+        assumptions.append(
+            f"the pipelined loop's body is under a branch on run-time data: every trip, taken or skipped, "
+            f"tests it {timed[4]['branch_checks_per_trip']} times ({timed[4]['branch_check_s'] * 1e9:.0f} ns "
+            "a trip: the consumer's statements, its gemms' waits, each load group's wait and release, at the "
+            "cost per test fitted on block-sparse probes, benchmarks/fit_branch_check.py)")
     if "fitted" in dev.sources:
         assumptions.append(f"pipeline constants {dev.sources['fitted']}")
     if occ.warp_specialized:
