@@ -1278,9 +1278,13 @@ def _masked_case(M, N, K, d, bm=128, bn=128, bk=64, s=3, t=256) -> Case:
     return Case(
         name=f"probe_bsgemm_m{M}_n{N}_k{K}_bm{bm}_bn{bn}_bk{bk}_s{s}_t{t}_d{d}", kernel=masked_gemm, params=p,
         make_inputs=_masked_inputs, reference=_masked_ref,
-        # (the mask's own reads -- a byte per block and trip, in the branch's condition -- are not
-        # counted by tileroof, whose records are ops, not conditions: global reads not asserted)
-        expected=Expected(tensor_flops=kept * nbx * 2 * bm * bn * bk, global_write_bytes=M * N * 2),
+        # global reads: the A and B tiles of the kept k-tiles; the mask's own reads (a byte per block
+        # and trip, in the branch's condition) are not counted -- tileroof's records are ops, not
+        # conditions -- nor is the mask in the footprint (A, B and C are whole: every row tile keeps
+        # some k-tile and every k-tile is kept by some row tile, 5 being invertible mod 8)
+        expected=Expected(tensor_flops=kept * nbx * 2 * bm * bn * bk, cuda_flops=0,
+                          global_read_bytes=kept * nbx * (bm * bk + bk * bn) * 2, global_write_bytes=M * N * 2,
+                          unique_bytes=(M * K + K * N + M * N) * 2),
         rtol=1e-2, tags=("gemm", "block-sparse", "data-dependent", "probe", "float16"),
         note=f"tileroof's block-sparse GEMM, {d}/8 of the k-tiles kept, told the density (--taken Mask)",
         taken={"Mask": kept / (nby * nk)})
