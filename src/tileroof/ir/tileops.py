@@ -78,14 +78,11 @@ def gemm_sp(w, call, m):
         Operand(c.name, c.scope, c.dtype, "readwrite", tuple(c_ext), n * M * N),
         Operand(e.name, e.scope, e.dtype, "read", tuple(e_ext), n * _prod(e_ext)),
     )
-    attrs = {"m": M, "n": N, "k": K, "trans_a": trans_a, "trans_b": trans_b, "policy": policy,
-             "a_dtype": a.dtype, "b_dtype": b.dtype, "c_dtype": c.dtype, "a_scope": a.scope,
-             "b_scope": b.scope, "sparse": True, "threads": int(np.prod(w.threads))}
-    w.record("gemm_sp", f"gemm_sp {a.name}×{b.name} -> {c.name} ({M}×{N}×{K}, 2:4 sparse)", m, operands, attrs,
-             {("tensor", b.dtype, "mma_sp"): M * N * K})
+    _record_gemm(w, m, "gemm_sp", f"gemm_sp {a.name}×{b.name} -> {c.name} ({M}×{N}×{K}, 2:4 sparse)", operands,
+                 (a, b, c), (M, N, K), trans_a, trans_b, policy, {("tensor", b.dtype, "mma_sp"): M * N * K})
 
 
-def gemm(w, call, m, kind="gemm"):
+def gemm(w, call, m):
     args = call.args[:]                 # the arguments as a list, read from TVM in one pass
     a, _, a_ext, _ = w.region(args[0])
     b, _, b_ext, _ = w.region(args[1])
@@ -94,17 +91,23 @@ def gemm(w, call, m, kind="gemm"):
     M, N, K = _int(args[5]), _int(args[6]), _int(args[7])
     policy = _int(args[8]) if len(args) > 8 else 0
     n = int(w._executions(m))
-    sparse = kind.endswith("_sp")
     operands = (
         Operand(a.name, a.scope, a.dtype, "read", tuple(a_ext), n * M * K),
         Operand(b.name, b.scope, b.dtype, "read", tuple(b_ext), n * N * K),
         Operand(c.name, c.scope, c.dtype, "readwrite", tuple(c_ext), n * M * N),
     )
+    _record_gemm(w, m, "gemm", f"gemm {a.name}×{b.name} -> {c.name} ({M}×{N}×{K})", operands,
+                 (a, b, c), (M, N, K), trans_a, trans_b, policy, {("tensor", a.dtype, "mma"): 2 * M * N * K})
+
+
+def _record_gemm(w, m, kind, label, operands, abc, mnk, trans_a, trans_b, policy, ops_per_exec):
+    """The record of a dense or sparse tile gemm: the attrs the counts and the time model read
+    (shape, transposes, warp policy, operand dtypes and scopes, the block's threads)."""
+    (a, b, c), (M, N, K) = abc, mnk
     attrs = {"m": M, "n": N, "k": K, "trans_a": trans_a, "trans_b": trans_b, "policy": policy,
              "a_dtype": a.dtype, "b_dtype": b.dtype, "c_dtype": c.dtype, "a_scope": a.scope,
-             "b_scope": b.scope, "sparse": sparse, "threads": int(np.prod(w.threads))}
-    w.record(kind, f"{kind} {a.name}×{b.name} -> {c.name} ({M}×{N}×{K})", m, operands, attrs,
-             {("tensor", a.dtype, "mma"): 2 * M * N * K})
+             "b_scope": b.scope, "sparse": kind == "gemm_sp", "threads": int(np.prod(w.threads))}
+    w.record(kind, label, m, operands, attrs, ops_per_exec)
 
 
 def fill(w, call, m):
