@@ -469,7 +469,7 @@ def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: in
     wave_bytes = float(working_set[:max(nblocks // slots, 1)].mean()) if waves else 0.0
     in_step = []
     for (rec, op, nbytes, pairs), use in zip(tiled, uses):
-        storage = trace.buffers[op.buffer].storage if op.buffer in trace.buffers else op.buffer
+        storage = trace.storage_of(op.buffer)
         unique = foot.get(storage, nbytes)
         if pairs is None:
             d, note = untiled_read(nbytes, unique, storage in trace.data_indexed, waves, wave_bytes,
@@ -491,7 +491,7 @@ def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: in
         in_step.append((d, note, min(unique, nbytes)))
     written_storage: dict = {}
     for op, nbytes in writes:
-        storage = trace.buffers[op.buffer].storage if op.buffer in trace.buffers else op.buffer
+        storage = trace.storage_of(op.buffer)
         written_storage[storage] = written_storage.get(storage, 0) + nbytes
     written = []
     for storage, nbytes in written_storage.items():
@@ -537,7 +537,7 @@ def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: in
         dram_write -= resident_dirty
         notes = [f"{slots} blocks resident at once, {waves} waves; L2 capacity {capacity / 1e6:.1f} MB; "
                  f"{resident_dirty / 1e6:.1f} MB of writes still dirty in L2 at the end (written back after the kernel)"]
-        unkeyed = sorted({trace.buffers[op.buffer].storage if op.buffer in trace.buffers else op.buffer
+        unkeyed = sorted({trace.storage_of(op.buffer)
                           for _, op, nb, pairs in tiled if pairs is None and nb > capacity / 8} - set(trace.data_indexed))
         if unkeyed:
             notes.append(f"tiles of {', '.join(unkeyed)} are not keyed by block: their starts are not affine in the "

@@ -147,8 +147,7 @@ def shared_allocation(trace: KernelTrace) -> int:
         for op in rec.operands:
             if op.scope != SHARED:
                 continue
-            info = trace.buffers.get(op.buffer)
-            st = info.storage if info else op.buffer
+            st = trace.storage_of(op.buffer)
             a, b = live.get(st, (lo, hi))
             live[st] = (min(a, lo), max(b, hi))
         if rec.kind == "reduce" and rec.operands:

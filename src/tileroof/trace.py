@@ -132,6 +132,11 @@ class KernelTrace:
     # (key, value) pairs: "tl.disable_warp_specialized" changes how its pipelined loops run
     pass_configs: tuple = ()
 
+    def storage_of(self, buffer: str) -> str:
+        """The allocation a buffer (or view) belongs to: its own name when the trace does not know it."""
+        info = self.buffers.get(buffer)
+        return info.storage if info else buffer
+
     def pass_config(self, key: str, default=None):
         return dict(self.pass_configs).get(key, default)
 
