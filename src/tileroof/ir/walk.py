@@ -503,11 +503,11 @@ class Walker:
             if isinstance(start, np.ndarray):
                 start = 0
         thread = tag.startswith("threadIdx.")
+        dim = {"threadIdx.x": 0, "threadIdx.y": 1, "threadIdx.z": 2}.get(tag, 0)
         if thread:
             # a loop bound to a thread index the launch already binds (upstream's
             # `T.thread_binding(0, threads, "threadIdx.x")` inside T.Kernel(threads=...)) is that
             # same hardware index, not a second set of threads: its variable is the launch's
-            dim = {"threadIdx.x": 0, "threadIdx.y": 1, "threadIdx.z": 2}.get(tag, 0)
             launched = (self.env.get(THREAD_AXES) or (None, None, None))[dim]
             if launched is not None and not isinstance(extent, np.ndarray) and int(extent) == launched.max_extent:
                 self.env[var] = launched
@@ -520,7 +520,6 @@ class Walker:
         self.env[var] = loop
         if thread:
             # an explicit thread loop: its body is SIMT code, weighted per thread where it runs
-            dim = {"threadIdx.x": 0, "threadIdx.y": 1, "threadIdx.z": 2}.get(tag, 0)
             if self.threads[dim] == 1 and not isinstance(extent, np.ndarray):
                 self.threads[dim] = int(extent)
             self.visit(s.body, m)
@@ -722,16 +721,16 @@ class Walker:
     def _taken_used(self) -> tuple:
         return tuple((k, self.taken[k]) for k in sorted(self.taken_used))
 
-    def _data_branch(self, name: str, m):
-        """m for a branch whose condition reads the run-time value `name`: scaled by the share the
-        user gave for it (--taken), or None (count it as always taken and name it in `bounded`)."""
+    def _data_share(self, name: str) -> float | None:
+        """The share of the time a condition reading the run-time value `name` holds: the one the
+        user gave (--taken), or None (the branch counts as always taken; `name` goes to `bounded`)."""
         self._reads_data = True
-        if name in self.taken:
-            self.taken_used.add(name)
-            self._taken_share *= self.taken[name]
-            return m * self.taken[name]
-        self.bounded.add(name)
-        return None
+        if name not in self.taken:
+            self.bounded.add(name)
+            return None
+        self.taken_used.add(name)
+        self._taken_share *= self.taken[name]
+        return self.taken[name]
 
     def _restrict(self, cond, m):
         """m restricted to the iterations where `cond` holds, or None when that cannot be known
@@ -745,7 +744,8 @@ class Walker:
             try:
                 c = self.ev(cond)
             except DataDependent as exc:
-                return self._data_branch(exc.name, m)
+                share = self._data_share(exc.name)
+                return None if share is None else m * share
             if not isinstance(c, np.ndarray):
                 return m if c else 0 * m
             return _weight(m, c.astype(np.float64), self.loops)
@@ -763,13 +763,10 @@ class Walker:
                 cmp = affine.comparison_as_lt(part)
                 lin = affine.linear_diff(self.ev, cmp[0], cmp[1]) if cmp and len(vars_) == 1 else None
             except DataDependent as exc:
-                if exc.name not in self.taken:
-                    self.bounded.add(exc.name)
+                share = self._data_share(exc.name)
+                if share is None:
                     return None
-                self.taken_used.add(exc.name)
-                self._reads_data = True
-                self._taken_share *= self.taken[exc.name]
-                factor = factor * self.taken[exc.name]
+                factor = factor * share
                 continue
             if lin is None or len(lin.loops) != 1:
                 self.bounded.add(f"condition {part}")
@@ -901,25 +898,23 @@ class Walker:
                     self.bounded.add("thread condition (not evaluable)")
                     mask = True
         w = np.asarray(mask, dtype=np.float64) if isinstance(mask, np.ndarray) else float(bool(mask))
-        if any(isinstance(m, np.ndarray) and m.ndim > loop.axis and m.shape[loop.axis] > 1 for loop in threads):
-            # m already holds one entry per thread along a thread axis (a loop whose trip count reads
-            # the thread index: thread t runs 128 - t iterations): weigh each thread, then sum over
-            # the threads counted (max over the others: collective work runs once) -- multiplying
-            # by the thread count as well would count every thread's trips once per thread
-            p = _weight(m, w, self.loops) if isinstance(w, np.ndarray) else m * w
-            for loop in threads:
-                ax = loop.axis
-                if p.ndim > ax and p.shape[ax] > 1:
-                    p = p.sum(axis=ax, keepdims=True) if loop.name in counted else p.max(axis=ax, keepdims=True)
-                elif loop.name in counted:
-                    p = p * max(loop.max_extent, 0)
-            return p
+        # where m already holds one entry per thread along a thread axis (a loop whose trip count
+        # reads the thread index: thread t runs 128 - t iterations), each thread is weighed first and
+        # the reduction below runs over the product -- multiplying by the thread count as well would
+        # count every thread's trips once per thread
+        per_thread = any(isinstance(m, np.ndarray) and m.ndim > loop.axis and m.shape[loop.axis] > 1
+                         for loop in threads)
+        if per_thread:
+            w = _weight(m, w, self.loops) if isinstance(w, np.ndarray) else m * w
+        # sum over the threads counted, max over the others (collective work runs once)
         for loop in threads:
             ax = loop.axis
             if isinstance(w, np.ndarray) and w.ndim > ax and w.shape[ax] > 1:
                 w = w.sum(axis=ax, keepdims=True) if loop.name in counted else w.max(axis=ax, keepdims=True)
             elif loop.name in counted:
                 w = w * max(loop.max_extent, 0)
+        if per_thread:
+            return w
         if not isinstance(w, np.ndarray):
             return m * w if w != 1.0 else m
         return _weight(m, w, self.loops)
@@ -1000,11 +995,11 @@ class Walker:
         n = int(per_block.sum())
 
         # T.Parallel iterations in all (the extents of its loops)
-        par_axes = {id(self.env[v]) for v in self.parallel_vars if isinstance(self.env.get(v), LoopAxis)}
+        par_loops = [self.env[v] for v in self.parallel_vars if isinstance(self.env.get(v), LoopAxis)]
+        par_axes = {id(ax) for ax in par_loops}
         par_extent = 1
-        for v in self.parallel_vars:
-            ax = self.env.get(v)
-            par_extent *= max(getattr(ax, "max_extent", 1), 1)
+        for ax in par_loops:
+            par_extent *= max(ax.max_extent, 1)
 
         def varies_in_parallel(indices, memo) -> bool:
             for k, i in enumerate(indices):
