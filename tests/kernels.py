@@ -133,3 +133,27 @@ def row_onehot_max(M, N, bm, threads=128):
                 x[i, j] = T.if_then_else(x[i, j] == mx[i], 1.0, 0.0)
             T.copy(x, Y[bx * bm, 0])
     return main
+
+
+@tilelang.jit
+def two_phases(rows_a=64, rows_b=128, cols=64, looped=False):
+    """Two shared tiles used one after the other (A through A_s, then B through B_s), or both inside
+    one sequential loop: what TileLang's merged shared allocation can share."""
+    @T.prim_func
+    def main(A: T.Tensor((rows_a, cols), "float16"), B: T.Tensor((rows_b, cols), "float16"),
+             C: T.Tensor((rows_a, cols), "float16"), D: T.Tensor((rows_b, cols), "float16")):
+        with T.Kernel(1, threads=128) as bx:
+            A_s = T.alloc_shared((rows_a, cols), "float16")
+            B_s = T.alloc_shared((rows_b, cols), "float16")
+            if looped:
+                for _ in T.serial(2):
+                    T.copy(A, A_s)
+                    T.copy(A_s, C)
+                    T.copy(B, B_s)
+                    T.copy(B_s, D)
+            else:
+                T.copy(A, A_s)
+                T.copy(A_s, C)
+                T.copy(B, B_s)
+                T.copy(B_s, D)
+    return main

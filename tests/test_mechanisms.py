@@ -725,26 +725,7 @@ def test_shared_allocation_by_hand():
     import tilelang
     import tilelang.language as T
 
-    @tilelang.jit
-    def phases(looped=False):
-        @T.prim_func
-        def main(A: T.Tensor((64, 64), "float16"), B: T.Tensor((128, 64), "float16"),
-                 C: T.Tensor((64, 64), "float16"), D: T.Tensor((128, 64), "float16")):
-            with T.Kernel(1, threads=128) as bx:
-                A_s = T.alloc_shared((64, 64), "float16")
-                B_s = T.alloc_shared((128, 64), "float16")
-                if looped:
-                    for _ in T.serial(2):
-                        T.copy(A, A_s)
-                        T.copy(A_s, C)
-                        T.copy(B, B_s)
-                        T.copy(B_s, D)
-                else:
-                    T.copy(A, A_s)
-                    T.copy(A_s, C)
-                    T.copy(B, B_s)
-                    T.copy(B_s, D)
-        return main
+    from .kernels import two_phases as phases
 
     @tilelang.jit
     def rowsum(N=2048):
@@ -795,23 +776,9 @@ def test_buffers_that_take_turns_fit_the_block_limit():
     than the H200's 227 KiB per block but are never all live, so the block launches (the model
     once flagged it as unable to).  Here two 128 KiB tiles used one after the other: 128 KiB, no
     launch error."""
-    import tilelang
-    import tilelang.language as T
+    from .kernels import two_phases
 
-    @tilelang.jit
-    def turns():
-        @T.prim_func
-        def main(A: T.Tensor((512, 128), "float16"), C: T.Tensor((512, 128), "float16"),
-                 B: T.Tensor((512, 128), "float16"), D: T.Tensor((512, 128), "float16")):
-            with T.Kernel(1, threads=128) as bx:
-                A_s = T.alloc_shared((512, 128), "float16")
-                B_s = T.alloc_shared((512, 128), "float16")
-                T.copy(A, A_s)
-                T.copy(A_s, C)
-                T.copy(B, B_s)
-                T.copy(B_s, D)
-        return main
-    r = tileroof.analyze(turns, device="h200")
+    r = tileroof.analyze(two_phases, device="h200", rows_a=512, rows_b=512, cols=128)
     assert r.timing.occupancy.smem_per_block == 128 * 1024
     assert r.launch_error is None
 
