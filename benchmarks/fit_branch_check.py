@@ -72,21 +72,15 @@ def main(argv=None) -> int:
         print(f"  {name:52s} measured {meas * 1e6:8.1f} us  predicted {t.time_s * 1e6:8.1f} us  "
               f"{t.time_s / meas - 1:+6.1%}  ({t.pipeline.get('branch_checks_per_trip')} tests a trip)")
     if a.write:
+        from fit_model import write_fitted      # benchmarks/fit_model.py: the profile's [fitted] tables
+
         prof = devices.profiles_dir() / f"{a.device}.toml"
-        text = prof.read_text()
-        key = "[fitted.data_branch_check_s]"
-        if key in text:
-            head, rest = text.split(key, 1)
-            tail = rest.split("\n[", 1)
-            text = head.rstrip() + "\n" + ("\n[" + tail[1] if len(tail) > 1 else "")
         stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        names = ", ".join(n for n, *_ in rows)
-        text = text.rstrip() + (f"\n\n{key}\nvalue = {best * 1e-9:.4g}\n"
-                                f"method = \"grid search of the cost of one run-time branch test in a pipelined loop, "
-                                f"minimising mean |log(pred/meas)| over the block-sparse density probes (runs 72-73), "
-                                f"benchmarks/fit_branch_check.py, {stamp}\"\nfit_cases = \"{names}\"\n")
-        prof.write_text(text)
-        print(f"wrote {key} into {prof}")
+        method = ("grid search of the cost of one run-time branch test in a pipelined loop, minimising mean "
+                  "|log(pred/meas)| over the block-sparse density probes (runs 72-73), "
+                  f"benchmarks/fit_branch_check.py, {stamp}")
+        write_fitted(prof, {"data_branch_check_s": (f"{best * 1e-9:.4g}", method, ", ".join(n for n, *_ in rows))})
+        print(f"wrote [fitted.data_branch_check_s] into {prof}")
     return 0
 
 

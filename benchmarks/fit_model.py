@@ -38,6 +38,18 @@ GRID = {
 }
 
 
+def write_fitted(prof: Path, tables: dict) -> None:
+    """Write [fitted.NAME] tables into a device profile: NAME -> (value as TOML, method, fit cases).
+    The profile's [fitted.*] tables come last; those of other names (the other fitting scripts')
+    are kept, these replace theirs."""
+    head, *old = prof.read_text().split("\n[fitted.")
+    text = head.rstrip() + "\n" + "".join("\n[fitted." + t.rstrip() + "\n" for t in old
+                                           if t.split("]", 1)[0] not in tables)
+    for name, (value, method, names) in tables.items():
+        text += f"\n[fitted.{name}]\nvalue = {value}\nmethod = \"{method}\"\nfit_cases = \"{names}\"\n"
+    prof.write_text(text)
+
+
 def fit_cases():
     out = []
     for name, rec in load_records(DEFAULT_RESULTS).items():
@@ -78,19 +90,11 @@ def main(argv=None) -> int:
         print(f"  {k} = {v:.4g}")
     if a.write:
         prof = devices.profiles_dir() / f"{a.device}.toml"
-        text = prof.read_text()
-        # [fitted.*] tables are written last; those this script does not fit (fit_branch_check.py's) are kept
-        head, *tables = text.split("\n[fitted.")
-        kept = ["\n[fitted." + t.rstrip() + "\n" for t in tables if t.split("]", 1)[0] not in GRID]
-        text = head.rstrip() + "\n"
         stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         names = ", ".join(n for n, *_ in cases)
-        for k, v in fitted.items():
-            text += (f"\n[fitted.{k}]\nvalue = {v!r}\nmethod = \"grid search minimising mean |log(pred/meas)| "
-                     f"over the fit split ({len(cases)} cases), benchmarks/fit_model.py, {stamp}\"\n"
-                     f"fit_cases = \"{names}\"\n")
-        text += "".join(kept)
-        prof.write_text(text)
+        method = (f"grid search minimising mean |log(pred/meas)| over the fit split ({len(cases)} cases), "
+                  f"benchmarks/fit_model.py, {stamp}")
+        write_fitted(prof, {k: (repr(v), method, names) for k, v in fitted.items()})
         print(f"wrote [fitted] into {prof}")
     return 0
 
