@@ -79,6 +79,9 @@ class MemoryEstimate:
     l2_read_merged: int | None = None
     # distinct bytes of tiled reads one wave of resident blocks touches (mean over the full waves)
     wave_bytes: float = 0.0
+    # the kernel's writes still dirty in L2 when it ends (not in dram_write): they allocated L2
+    # lines like the rest, evicting what the cache held before
+    dirty_at_end: int = 0
 
     @property
     def l2_slice_read(self) -> int:
@@ -181,8 +184,11 @@ def flush_writeback(dram_read: float, dram_write: float, dirty_bytes: float, l2_
     the kernel writes back to DRAM inside its timed window: the flush leaves `dirty_bytes` of the L2
     dirty (29 MB on the H200), and the kernel evicts a share 1 - exp(-allocated / L2) of them while it
     brings its own `dram_read + dram_write` bytes into the cache (tileroof.gpu.flushwb, run 46:
-    read-only streams of 8-268 MB wrote back 1.9-28.3 MB; the formula gives 3.7-29.0).  Nsight
-    Compute cleans the L2 before it measures, so these bytes are not in the kernel's DRAM count."""
+    read-only streams of 8-268 MB wrote back 1.9-28.3 MB; the formula gives 3.7-29.0).  Callers pass
+    as dram_write every line the kernel writes, those still dirty at its end included: a written
+    line allocates in the write-back L2 like a read one (session 11: short norms and copies whose
+    outputs stay in L2, -25 ... -10 % before).  Nsight Compute cleans the L2 before it measures, so
+    these bytes are not in the kernel's DRAM count."""
     if not dirty_bytes:
         return 0.0
     allocated = float(dram_read) + float(dram_write)
@@ -552,7 +558,7 @@ def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: in
             int(round(dram_read)), int(round(dram_write)), int(total_issued_read), int(l2_write), per_operand,
             notes,
             int(round(_merged_read(tiled, order, slots, merge_group))) if merge_group > 1 else None,
-            wave_bytes))
+            wave_bytes, int(round(resident_dirty))))
     return out
 
 

@@ -797,7 +797,7 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
                            f"at {dev.tensor_clock_hz / 1e6:.0f} MHz), for do_bench-style timing with an L2 flush "
                            "between launches")
     time_s, bound, res, imbalance, pipe_info = timed
-    flush_wb = memory.flush_writeback(mem.dram_read, mem.dram_write, dev.flush_dirty_bytes, dev.l2_bytes)
+    flush_wb = memory.flush_writeback(mem.dram_read, mem.dram_write + mem.dirty_at_end, dev.flush_dirty_bytes, dev.l2_bytes)
     if flush_wb and dev.flush_writeback_cost:
         assumptions.append(
             f"timed as do_bench does (the L2 flushed by zeroing a buffer before each run): the flush leaves "
@@ -855,7 +855,7 @@ def timing_floor(dev: Device) -> float:
     return dev.timing_floor_s or dev.launch_s
 
 
-def dram_time(dram_read: float, dram_write: float, dev: Device) -> tuple[float, float]:
+def dram_time(dram_read: float, dram_write: float, dev: Device, dirty_at_end: float = 0.0) -> tuple[float, float]:
     """(seconds, flush bytes written back) of a launch's DRAM traffic under do_bench-style timing:
     its bytes at the copy bandwidth, plus the write-back of the dirty lines the harness's flush left
     and the launch evicts (memory.flush_writeback), at the cost per byte flushwb measured for the
@@ -865,7 +865,7 @@ def dram_time(dram_read: float, dram_write: float, dev: Device) -> tuple[float, 
     if not total or not dev.dram_bw:
         return 0.0, 0.0
     t = total / dev.dram_bw
-    wb = memory.flush_writeback(dram_read, dram_write, dev.flush_dirty_bytes, dev.l2_bytes)
+    wb = memory.flush_writeback(dram_read, dram_write + dirty_at_end, dev.flush_dirty_bytes, dev.l2_bytes)
     if wb and dev.flush_writeback_cost:
         xs, ys = memory.curve_arrays(dev.flush_writeback_cost)
         t += wb * float(np.interp(float(dram_read) / total, xs, ys))
@@ -939,7 +939,7 @@ def _timed(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, pipe
     else:
         assumptions.append(f"{dev.name}: no L2 bandwidth in the catalog, L2 not timed")
     if dev.dram_bw:
-        res["dram"], _ = dram_time(mem.dram_read, mem.dram_write, dev)
+        res["dram"], _ = dram_time(mem.dram_read, mem.dram_write, dev, mem.dirty_at_end)
     # atomics execute in the L2 slices: many threads hitting a small table serialise on its lines
     atomics = _atomic_ops(trace)
     if atomics:
@@ -997,7 +997,8 @@ def sequence(timings: list) -> Timing:
         [op for t in timings for op in t.memory.per_operand],
         list(dict.fromkeys(a for t in timings for a in t.memory.assumptions)),
         (sum(t.memory.l2_slice_read for t in timings)
-         if any(t.memory.l2_read_merged is not None for t in timings) else None))
+         if any(t.memory.l2_read_merged is not None for t in timings) else None),
+        dirty_at_end=sum(t.memory.dirty_at_end for t in timings))
     drifting = [t.dram_if_drifting for t in timings]
     dram_if_drifting = sum(drifting) if all(d is not None for d in drifting) else None
     assumptions = [f"{len(timings)} kernel launches in one PrimFunc, timed one after another"]
