@@ -23,6 +23,7 @@ import pytest
 
 from tileroof.corpus import CASES, SWEEPS, Expected
 from tileroof.corpus import attention, conv, elementwise, extra, gemm, gemv, misc, norm, reduce, upstream
+from tileroof.corpus import up_attn, up_dequant, up_mla, up_simple
 
 # --------------------------------------------------------------------------- tiny params
 # Per kernel, overrides that shrink the problem (keeping it tile-divisible where the case is)
@@ -62,6 +63,13 @@ _TINY = [
     (extra.quant_fp8_rowwise, lambda p: dict(M=4, N=512)),
     (extra.masked_gemm, lambda p: dict(M=256, N=256, K=512)),
     *upstream.TINY,
+    *up_attn.TINY,
+    *up_mla.TINY,
+    (up_dequant.dequant_gemm_fp4_fp16, lambda p: dict(M=256, N=256, K=256)),
+    (up_dequant.dequant_gemm_fp4_bf16, lambda p: dict(M=256, N=256, K=256)),
+    (up_simple.up_elementwise_add, lambda p: dict(M=128, N=128)),
+    (up_simple.up_rms_norm, lambda p: dict(M=4, N=512)),
+    (up_simple.up_per_token_cast_to_fp8, lambda p: dict(M=16, N=512)),
 ]
 
 

@@ -33,9 +33,11 @@ def _late_cases() -> frozenset:
     """Kernels and sweeps added after the model was designed and fitted (corpus/extra.py and the
     upstream-style corpus/upstream.py): they are never fitted on and are reported on their own as
     "new"."""
-    from .corpus import extra, upstream
+    from .corpus import extra, up_attn, up_dequant, up_mla, up_simple, upstream
 
     names = {c.name for c in extra.cases()}
+    for mod in (up_attn, up_dequant, up_mla, up_simple):
+        names |= {c.name for c in mod.cases()}
     if hasattr(extra, "sweeps"):
         names |= {c.name for c in extra.sweeps()[0]}
     names |= {c.name for c in upstream.cases() + upstream.data_dependent_cases() + upstream.sweeps()[0]}

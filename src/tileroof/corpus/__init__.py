@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from .case import Case, Expected
 from . import attention, conv, elementwise, extra, gemm, gemv, misc, norm, reduce, upstream
+from . import up_attn, up_dequant, up_mla, up_simple
 
-_FAMILIES = (gemm, attention, conv, elementwise, norm, reduce, gemv, misc, extra, upstream)
+_FAMILIES = (gemm, attention, conv, elementwise, norm, reduce, gemv, misc, extra, upstream, up_attn, up_dequant, up_mla,
+             up_simple)
 
 
 def _build():
