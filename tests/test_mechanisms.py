@@ -93,6 +93,20 @@ def test_accumulator_spill_applies_only_when_one_accumulator_does_not_fit():
     assert c_no == pytest.approx((1024 + fixed) / f_no * generic + ov, rel=1e-6)
 
 
+def test_register_spill_factor_prices_the_spilled_share_at_the_accumulator_spill_cost():
+    dev = devices.load("h200")
+    # fits: no slowdown
+    assert model.register_spill_factor(200, 240, dev) == 1.0
+    # 324 needed of 240: 84 / 324 of the fragments in local memory, at 4.64x for the whole
+    assert model.register_spill_factor(324, 240, dev) == pytest.approx(1 + (dev.accumulator_spill_factor - 1) * 84 / 324)
+    # a device without the measured factor: the plain ratio
+    assert model.register_spill_factor(324, 240, replace(dev, accumulator_spill_factor=0.0)) == pytest.approx(1.35)
+    # the 128x128 one-warpgroup flash attention spills: its iteration's compute scales by the factor
+    c = CASES["sweep_fafwd_bm128_bn128_s1_t128"]
+    r = tileroof.analyze(c.kernel, device=dev, **c.params)
+    assert r.timing.pipeline["register_spill_factor"] > 1.8
+
+
 def test_spilled_accumulator_moves_through_l2_and_the_hit_curve_share_to_dram():
     """128x256 fp32 accumulator (128 KiB, two 128-register wgmma fragments for one free slot: all
     of it moves) stored and reloaded each of 64 iterations by 768 blocks; the reuse distance of a

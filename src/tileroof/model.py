@@ -448,6 +448,21 @@ def accumulator_store_time(nbytes: float, requests: float, dev: Device, per_sm_l
     return max(t_bytes, t_requests)
 
 
+def register_spill_factor(need: float, regs: float, dev: Device) -> float:
+    """Slowdown of a consumer thread whose fragments need `need` registers where it has `regs`:
+    the share of its fragments that lives in local memory, (need - regs) / need, at the cost the
+    device measured for a wgmma accumulator that lives there whole (accumulator_spill_factor: 4.6x
+    on the H200).  Flash-attention forward with 128x128 tiles on one consumer warpgroup (S and O
+    accumulators of 128 registers each, P, row statistics: 1.35x the 240 registers; ptxas spills
+    848 B a thread) runs 2.1x its unspilled time; this gives 1.94x, the plain ratio 1.35x.  Without
+    the measured factor: the ratio."""
+    if not regs or need <= regs:
+        return 1.0
+    if dev.accumulator_spill_factor:
+        return 1.0 + (dev.accumulator_spill_factor - 1.0) * (need - regs) / need
+    return need / regs
+
+
 def block_pipeline(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, mem=None, clock_hz=None):
     """Per-block times for a kernel whose main loop is T.Pipelined, or None.  clock_hz: the SM
     clock the kernel runs at (default: the sustained-matmul clock dev.tensor_clock_hz)."""
@@ -473,7 +488,7 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
     # fragments that do not fit the consumer threads' registers spill to local memory
     consumer_threads, regs = consumer_registers(occ)
     need = trace.fragment_bytes_per_block() / consumer_threads / 4
-    spill = max(need / regs, 1.0) if regs else 1.0
+    spill = register_spill_factor(need, regs, dev)
     # a wgmma needs its whole accumulator in registers: when one gemm's accumulator alone does
     # not fit, every instruction waits on local memory (calibrate's gemm_loop: 4.8x slower)
     # (measured on 128x256, whose whole accumulator moves; a gemm that moves a share of it waits
