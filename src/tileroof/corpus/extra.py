@@ -962,10 +962,35 @@ def _nows_cases() -> list[Case]:
     return out
 
 
+def _spill_cases() -> list[Case]:
+    """Session 11: flash-attention forwards whose fragments do not fit one consumer warpgroup's
+    registers (model.register_spill_factor), written after the rule and predicted before they ran:
+    other shapes, dtype, head dim, stages and causality than the three the rule was read from, and
+    a 128x64 control that fits."""
+    return [
+        _fa_case("fa_spill_fp16_b2_h16_s4096_d128_bm128_bn128_s2_t128",
+                 _fa_params(2, 16, 4096, 128, False, 128, 128, 2, 128),
+                 note="128x128 tiles on one consumer warpgroup, 2 stages: S and O accumulators 1.35x its registers"),
+        _fa_case("fa_spill_bf16_b4_h16_s2048_d128_bm128_bn128_s1_t128",
+                 _fa_params(4, 16, 2048, 128, False, 128, 128, 1, 128, dtype="bfloat16"),
+                 note="bf16, 128x128 on one warpgroup, 1 stage"),
+        _fa_case("fa_spill_causal_fp16_b2_h32_s4096_d128_bm128_bn128_s1_t128",
+                 _fa_params(2, 32, 4096, 128, True, 128, 128, 1, 128),
+                 note="causal, 128x128 on one warpgroup, 1 stage"),
+        _fa_case("fa_spill_fp16_b4_h32_s2048_d64_bm128_bn128_s1_t128",
+                 _fa_params(4, 32, 2048, 64, False, 128, 128, 1, 128),
+                 note="head dim 64: 1.07x the registers, a small spill"),
+        _fa_case("fa_spill_control_fp16_b4_h32_s2048_d128_bm128_bn64_s1_t128",
+                 _fa_params(4, 32, 2048, 128, False, 128, 64, 1, 128),
+                 note="control: 128x64 on one warpgroup fits its registers"),
+    ]
+
+
 def cases() -> list[Case]:
     return (_gemm_cases() + _attention_cases() + _rowwise_cases() + _other_cases() + _probe_cases()
             + _size_cases() + _short_cases() + _stage_cases() + _conv_cases() + _conv_check_cases()
-            + _epilogue_cases() + _fp32_store_cases() + _clock_cases() + _nows_cases() + masked_probes())
+            + _epilogue_cases() + _fp32_store_cases() + _clock_cases() + _nows_cases() + masked_probes()
+            + _spill_cases())
 
 
 # ----------------------------------------------------------------------------- sweeps
