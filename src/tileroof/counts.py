@@ -253,8 +253,10 @@ def _op_instructions(key, n: float, out: Counter, paired: bool = False) -> None:
             out[P_XU] += n                    # I2F / F2I run on the special-function pipe
         elif fs and min(dtype_bytes(src), dtype_bytes(dst)) <= 2:
             out[P_ALU] += n / 2               # F2FP packs two narrowed values, HADD2.F32 / PRMT widen two
-        else:
+        elif fs:
             out[P_ALU] += n
+        # integer to integer (uint8 -> uint16 -> int32): registers are 32 bits wide; a widening is
+        # no instruction and a narrowing's mask folds into the LOP3 that uses it
         return
     if unit == SFU:
         for pipe, k in _SFU_INST:
@@ -371,6 +373,15 @@ def _record_instructions(rec: OpRecord, threads: int, accumulators: frozenset, o
             out[P_MEM] += execs
         else:
             out[P_MEM] += _memory_instructions(op, execs, simt)
+
+
+def integer_bit_instructions(rec: OpRecord) -> float:
+    """Thread instructions of a record's integer bit operations (shifts, and / or / xor on
+    integers: a dequantisation's bit twiddling), over every execution: work with no FLOPs."""
+    if rec.kind in GEMM_KINDS or rec.kind in ("copy", "transpose", "fill", "reduce", "mma", "im2col", "ldmatrix"):
+        return 0.0
+    return float(sum(n for (unit, _, name), n in rec.ops_per_exec.items() if unit == ALU and name == "bit")
+                 * rec.executions)
 
 
 def count_op(rec: OpRecord, accumulators: frozenset = frozenset(), threads: int = 128) -> OpCounts:

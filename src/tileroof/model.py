@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import memory
-from .counts import CUDA, P_ALU, P_FMA, P_SHFL, SFU, TENSOR, Counts, gemm_accumulators, reduce_row_threads
+from .counts import (CUDA, P_ALU, P_FMA, P_SHFL, SFU, TENSOR, Counts, gemm_accumulators, integer_bit_instructions,
+                     reduce_row_threads)
 from .devices import Device
 from .gpu.timing import FLUSH_BYTES
 from .trace import GLOBAL, SHARED, KernelTrace, dtype_bytes
@@ -516,7 +517,10 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
             n_gemm += rec.kind in ("gemm", "gemm_sp")
         # fragment arithmetic inside a loop issues below the FP32 peak (calibrate's reduce_chain:
         # 1.5x the time at the peak rate, whatever the number of warps)
-        other += cuda * (dev.loop_alu_factor or 1.0) + sfu
+        # integer bit operations (a dequantisation's nibble decoding) are no FLOPs: their
+        # instructions on the integer pipe join the same chain
+        bits = integer_bit_instructions(rec)
+        other += cuda * (dev.loop_alu_factor or 1.0) + sfu + (bits / dev.alu_rate * dev.sm_count if dev.alu_rate else 0.0)
         if rec.kind == "reduce":
             n_reduce += rec.executions
         g2s += oc.bytes.get((GLOBAL, "read"), 0)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+import tvm
 from tvm import tirx
 
 # node type -> op name, FLOPs per result on the CUDA cores
@@ -88,12 +89,21 @@ class ArithCount:
         self.ops: Counter = Counter()
         self.loads: list[tirx.BufferLoad] = []
         self.unknown: Counter = Counter()
+        self._seen_int: set = set()
 
     def visit(self, e) -> None:
         if isinstance(e, (tirx.IntImm, tirx.FloatImm, tirx.Var, tirx.StringImm)) or e is None:
             return
         if _constant(e):            # folded by the compiler (e.g. -inf written as inf * -1.0)
             return
+        if not isinstance(e, tirx.BufferLoad) and not _is_float(e.dtype) and str(e.dtype) != "bool":
+            # integer work written more than once in one statement (a dequantisation's nibble,
+            # x >> s & 15, in each of the sign, exponent and mantissa fields) is computed once:
+            # the compiler eliminates the common subexpression
+            key = tvm.ir.structural_hash(e)
+            if key in self._seen_int:
+                return
+            self._seen_int.add(key)
         if isinstance(e, tirx.BufferLoad):
             self.loads.append(e)
             for i in e.indices:
