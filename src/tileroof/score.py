@@ -33,10 +33,10 @@ def _late_cases() -> frozenset:
     """Kernels and sweeps added after the model was designed and fitted (corpus/extra.py and the
     upstream-style corpus/upstream.py): they are never fitted on and are reported on their own as
     "new"."""
-    from .corpus import extra, up_attn, up_dequant, up_mla, up_simple, upstream
+    from .corpus import extra, up_attn, up_conv_fp8, up_dequant, up_gemm_variants, up_mla, up_simple, upstream
 
     names = {c.name for c in extra.cases()}
-    for mod in (up_attn, up_dequant, up_mla, up_simple):
+    for mod in (up_attn, up_dequant, up_mla, up_simple, up_conv_fp8, up_gemm_variants):
         names |= {c.name for c in mod.cases()}
     if hasattr(extra, "sweeps"):
         names |= {c.name for c in extra.sweeps()[0]}

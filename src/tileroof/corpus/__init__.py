@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from .case import Case, Expected
 from . import attention, conv, elementwise, extra, gemm, gemv, misc, norm, reduce, upstream
-from . import up_attn, up_dequant, up_mla, up_simple
+from . import up_attn, up_conv_fp8, up_dequant, up_gemm_variants, up_mla, up_simple
 
 _FAMILIES = (gemm, attention, conv, elementwise, norm, reduce, gemv, misc, extra, upstream, up_attn, up_dequant, up_mla,
-             up_simple)
+             up_simple, up_conv_fp8, up_gemm_variants)
 
 
 def _build():

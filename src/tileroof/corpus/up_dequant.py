@@ -327,4 +327,12 @@ def cases() -> list[Case]:
                    "M = N = K = 4096: 32 x 16 blocks of 32 K tiles"),
         _bf16_case("up_dequant_fp4_bf16_m1024_n8192_k8192", _bf16_params(1024, 8192, 8192),
                    "a 1024-token batch through an 8192 x 8192 weight: 64 x 4 blocks of 64 K tiles"),
+        # session 11: tiles other than upstream main()'s, written after the integer-chain rule
+        # (model: integer bit work in the iteration's chain) and predicted before they ran
+        _fp16_case("up_dequant_fp4_fp16_m4096_n4096_k2048_bm64_bk64",
+                   {**_fp16_params(4096, 4096, 2048), "block_M": 64, "block_K": 64, "num_stages": 3},
+                   "64 x 128 x 64 tiles, 3 stages (not upstream's)"),
+        _bf16_case("up_dequant_fp4_bf16_m4096_n4096_k4096_bm128",
+                   {**_bf16_params(4096, 4096, 4096), "block_M": 128},
+                   "128 x 128 x 128 tiles (not upstream's)"),
     ]
