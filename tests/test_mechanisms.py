@@ -848,3 +848,19 @@ def test_integer_bit_work_joins_the_pipelined_iteration():
         * r.timing.pipeline["resident_blocks"]
     # (the rest of the iteration moves a little with the modelled clock, which the time sets)
     assert t - t0 == pytest.approx(per_iter, rel=0.03)
+
+
+def test_element_gather_producer_is_as_wide_as_the_consumers_and_keeps_its_registers():
+    # upstream's convolution gathers its zero-padded input tile element by element inside the
+    # pipelined loop: no TMA, so TileLang's producer is 256 cp.async threads beside the 256
+    # consumers, no setmaxnreg; its 64 x 128 fp32 accumulator over 256 threads (32 registers) plus
+    # the base 32 -> 64 registers (Nsight: 512 threads, 58 used / 64 allocated, 2 blocks per SM)
+    c = CASES["up_conv_fp16_n128_64x64_c128_f128_k3_s1_p1"]
+    occ = tileroof.analyze(c.kernel, device="h200", **c.params).timing.occupancy
+    assert occ.warp_specialized and occ.threads_per_block == 512
+    assert occ.regs_per_thread == 64 and occ.consumer_regs_per_thread == 64
+    assert occ.blocks_per_sm == 2 and occ.limiter == "registers"
+    # a TMA-only loop keeps the 128-thread producer and setmaxnreg's 240 consumer registers
+    g = CASES["gemm_nn_fp16_4096"]
+    occ = tileroof.analyze(g.kernel, device="h200", **g.params).timing.occupancy
+    assert occ.threads_per_block == g.params.get("threads", 128) + 128 and occ.consumer_regs_per_thread == 240

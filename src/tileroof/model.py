@@ -163,13 +163,31 @@ def shared_allocation(trace: KernelTrace) -> int:
     return peak + always + -(-workspace // SMEM_ALIGN) * SMEM_ALIGN
 
 
+def _element_gather_producer(trace: KernelTrace) -> bool:
+    """A pipelined loop fills a shared tile element by element from global memory (a
+    convolution's gathered, zero-padded input tile): no TMA can load it, so TileLang's warp
+    specialisation gives the loop a producer of cp.async threads as many as the consumers
+    (lowered CUDA of upstream's convolution: `threadIdx.x < 256` produce, __launch_bounds__(512, 1),
+    no setmaxnreg; Nsight: 512 threads, 58 registers, 2 blocks per SM)."""
+    return any(op.pipeline and not op.attrs.get("unpipelined") and op.kind == "elementwise"
+               and any(o.scope == SHARED and o.access == "write" for o in op.operands)
+               and any(o.scope == GLOBAL and o.access == "read" for o in op.operands) for op in trace.ops)
+
+
 def occupancy(trace: KernelTrace, dev: Device) -> Occupancy:
     threads = max(trace.threads_per_block, 1)
     # (a kernel compiled with tl.disable_warp_specialized keeps every thread on loads and math)
     ws = (dev.tensor_instruction == "wgmma" and _pipelined_g2s(trace)
           and not trace.pass_config("tl.disable_warp_specialized", False))
     smem = shared_allocation(trace)
-    if ws:
+    gather = ws and _element_gather_producer(trace)
+    if gather:
+        # producer warps as many as the consumers, one register allocation for all of them
+        launched = 2 * threads
+        regs = min(BASE_REGS_PER_THREAD + int(np.ceil(trace.fragment_bytes_per_block() / 4 / threads)),
+                   dev.max_regs_per_thread)
+        regs = int(np.ceil(regs / 8) * 8)
+    elif ws:
         launched = threads + PRODUCER_THREADS
         regs = min(dev.max_regs_per_thread, int(dev.regs_per_sm // launched) // 8 * 8)
     else:
@@ -186,7 +204,7 @@ def occupancy(trace: KernelTrace, dev: Device) -> Occupancy:
         limits["registers"] = int(dev.regs_per_sm // (regs * launched))
     limiter = min(limits, key=limits.get)
     consumer_regs = regs
-    if ws and dev.regs_per_sm:
+    if ws and not gather and dev.regs_per_sm:
         consumer_regs = min(CONSUMER_REGS, int((dev.regs_per_sm - PRODUCER_REGS * PRODUCER_THREADS) // threads) // 8 * 8)
     return Occupancy(max(limits[limiter], 1), limiter, regs, smem, launched, ws, max(threads // 128, 1), consumer_regs,
                      launch_error(smem, launched, dev))
@@ -622,8 +640,19 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
             t_math = math_cycles / total_iters / clock_hz
             fixed = gemm_fixed_cycles(dev, n_gemm, n_wg) / clock_hz
             t_tens = max(t_math, t_math / n_wg + fixed) if n_wg > 1 else t_math + fixed
-            t_compute = consumer_compute(t_tens, other / total_iters) * spill * share
-            t_tc_iter = t_tens * spill * share
+            if occ.warp_specialized:
+                # warp-specialised blocks resident together (a cp.async producer leaves registers for
+                # two) share the SM's tensor and CUDA cores, not the latency of each other's gemm
+                # waits: a block's iteration is its own chain or its share of the SM's throughput,
+                # whichever is longer (one block per SM: the chain)
+                t_compute = max(consumer_compute(t_tens, other / total_iters),
+                                share * consumer_compute(t_math, other / total_iters)) * spill
+                t_tc_iter = max(t_tens, share * t_math) * spill
+            else:
+                # the consumer threads issue their own loads (no producer): co-resident blocks
+                # take turns with the whole iteration
+                t_compute = consumer_compute(t_tens, other / total_iters) * spill * share
+                t_tc_iter = t_tens * spill * share
         else:
             t_compute = consumer_compute(tc / eff, other) * spill * share / total_iters
             t_tc_iter = (tc / eff) * spill * share / total_iters
