@@ -32,8 +32,8 @@ def test_counts_match_hand_derivation(name):
             continue
         if field == "global_read_bytes" and "guarded-loads" in case.tags:
             # loads under T.if_then_else (a convolution's zero padding) are counted for every
-            # element, taken or not: an upper bound, within a percent for these cases
-            assert want <= _measured(r, field) <= 1.01 * want, f"{name}.{field}"
+            # element, taken or not: an upper bound, by the padding taps' share (0.7-2.1 % here)
+            assert want <= _measured(r, field) <= 1.03 * want, f"{name}.{field}"
         else:
             assert _measured(r, field) == want, f"{name}.{field}"
         checked += 1

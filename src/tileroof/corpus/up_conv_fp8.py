@@ -20,7 +20,7 @@ memory by tile copies (clipped at tensor edges) and element loads/stores, summed
 block and iteration.  A load under T.if_then_else counts only where its condition holds (the
 out-of-image taps of the convolution read nothing); tileroof counts it everywhere, so the
 convolution's global_read_bytes (conv_gather_read_bytes, the hand count) is asserted as a lower
-bound of tileroof's, within 1 % (tag "guarded-loads", tests/test_corpus_counts.py).
+bound of tileroof's, within 3 % (tag "guarded-loads", tests/test_corpus_counts.py).
 All shapes below divide their tiles exactly.
 """
 # NOTE: no `from __future__ import annotations` (see gemm.py).
@@ -302,6 +302,19 @@ def cases() -> list[Case]:
                    _conv_params(64, 256, 56, 56, 256, 3, 2, 1, 1),
                    "ResNet-style downsampling 3x3, stride 2, pad 1, 56x56 -> 28x28, C=F=256: "
                    "784 x 2 blocks of 72 K steps"),
+        # session 11: shapes and tiles from upstream's autotune space, written after the
+        # gather-producer occupancy rule (model._element_gather_producer) and predicted before they ran
+        _conv_case("up_conv_fp16_n64_32x32_c256_f512_k3_s1_p1_bm128_bn128",
+                   {**_conv_params(64, 256, 32, 32, 512, 3, 1, 1, 1), "block_M": 128, "block_N": 128},
+                   "128 x 128 x 32 tiles, 3 stages, 256 threads"),
+        _conv_case("up_conv_fp16_n32_28x28_c512_f512_k3_s1_p1_bk64_s2_t128",
+                   {**_conv_params(32, 512, 28, 28, 512, 3, 1, 1, 1), "block_K": 64, "num_stages": 2,
+                    "threads": 128},
+                   "64 x 128 x 64 tiles, 2 stages, 128 threads"),
+        _conv_case("up_conv_fp16_n128_56x56_c64_f128_k3_s1_p1",
+                   _conv_params(128, 64, 56, 56, 128, 3, 1, 1, 1), "3x3 at 56x56, C=64, F=128"),
+        _conv_case("up_conv_fp16_n64_64x64_c128_f256_k1_s1_p0",
+                   _conv_params(64, 128, 64, 64, 256, 1, 1, 1, 0), "1x1 convolution, no padding"),
         _fp8_case("up_gemm_fp8_e4m3_4096", _fp8_params(4096, 4096, 4096),
                   "M=N=K=4096 (1024 blocks of 64 K steps)"),
         _fp8_case("up_gemm_fp8_e4m3_2048x2048x16384", _fp8_params(2048, 2048, 16384),
