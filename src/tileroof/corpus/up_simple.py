@@ -284,6 +284,12 @@ def cases() -> list[Case]:
         _rms_case("up_rmsnorm_fp32_16384x2048", 16384, 2048, 1,
                   "examples/norm/rms_norm.py (rms_norm), blk_m = 1: 2048-wide rows, "
                   "16 elements per thread per fragment"),
+        # session 11: short launches (10-30 us) whose outputs stay in L2, written after the
+        # write-allocation rule of the flush write-back (memory.flush_writeback) and predicted first
+        _ew_case("up_ew_add_fp32_2048x2048_b32x32_t128", 2048, 2048, 32, 32, 128,
+                 "default config at 2048^2: 4096 blocks, 50 MB of traffic"),
+        _rms_case("up_rmsnorm_fp32_2048x4096", 2048, 4096, 1, "a short one: 2048 rows of 4096"),
+        _cast_case("up_cast_fp8_2048x7168_blk8", 2048, 7168, 8, "a short one: 2048 tokens"),
         _cast_case("up_cast_fp8_8192x8192_blk8", 8192, 8192, 8,
                    "examples/cast/example_per_token_cast_to_fp8.py, upstream main()'s shape "
                    "(M = N = 8192, blk_m = 8): 65536 blocks of 8 x 128"),
