@@ -1,6 +1,7 @@
 """Ablation: the accuracy each model component buys, on the recorded H200 data.
 
-    python benchmarks/ablation.py
+    python benchmarks/ablation.py                  # the cumulative table (sessions 1-9)
+    python benchmarks/ablation.py --leave-one-out  # session 11's mechanisms, each switched off alone
 
 Each row switches on one more mechanism and re-scores every recorded kernel and sweep
 (tileroof.score): median / p90 |time error| on the held-out split, DRAM median error, and the
@@ -10,7 +11,7 @@ for the duration of one row (nothing in the library carries ablation flags).
 from __future__ import annotations
 
 import contextlib
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import tilelang  # noqa: F401  (puts TileLang's TVM on the path, for tileroof.ir.walk)
 
@@ -199,5 +200,37 @@ def main() -> int:
     return 0
 
 
+@dataclass
+class _NoDirtyAllocation(memory.MemoryEstimate):
+    """A memory estimate whose writes still dirty at the end allocate nothing (before session 11)."""
+
+    def __post_init__(self):
+        self.dirty_at_end = 0
+
+
+# session 11, each switched off alone on the current record
+S11 = [
+    ("writes still dirty at the end allocate L2 lines in the flush write-back",
+     [(memory, "MemoryEstimate", _NoDirtyAllocation)]),
+    ("spilled share of the fragments at the accumulator-spill cost (off: the ratio need / regs)",
+     [(model, "register_spill_factor", lambda need, regs, dev: max(need / regs, 1.0) if regs else 1.0)]),
+    ("integer bit operations in the pipelined iteration's chain",
+     [(model, "integer_bit_instructions", lambda rec: 0.0)]),
+    ("cp.async producer as wide as the consumers for element-gathered tiles",
+     [(model, "_element_gather_producer", lambda trace: False)]),
+]
+
+
+def leave_one_out() -> int:
+    print("| switched off | holdout time med | holdout time p90 | all time med | all time p90 | DRAM med | DRAM p90 "
+          "| DRAM worst | Kendall tau per sweep |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    run("nothing (the current model)", [], len(S9))
+    for label, stack in S11:
+        run(label, stack, len(S9))
+    return 0
+
+
 if __name__ == "__main__":
-    raise SystemExit(main())
+    import sys
+    raise SystemExit(leave_one_out() if "--leave-one-out" in sys.argv[1:] else main())
