@@ -181,17 +181,13 @@ def occupancy(trace: KernelTrace, dev: Device) -> Occupancy:
           and not trace.pass_config("tl.disable_warp_specialized", False))
     smem = shared_allocation(trace)
     gather = ws and _element_gather_producer(trace)
-    if gather:
-        # producer warps as many as the consumers, one register allocation for all of them
-        launched = 2 * threads
-        regs = min(BASE_REGS_PER_THREAD + int(np.ceil(trace.fragment_bytes_per_block() / 4 / threads)),
-                   dev.max_regs_per_thread)
-        regs = int(np.ceil(regs / 8) * 8)
-    elif ws:
+    if ws and not gather:
         launched = threads + PRODUCER_THREADS
         regs = min(dev.max_regs_per_thread, int(dev.regs_per_sm // launched) // 8 * 8)
     else:
-        launched = threads
+        # without setmaxnreg every thread gets what the fragments need (a cp.async producer: as
+        # many producer warps as consumers, one register allocation for all of them)
+        launched = 2 * threads if gather else threads
         regs = min(BASE_REGS_PER_THREAD + int(np.ceil(trace.fragment_bytes_per_block() / 4 / threads)),
                    dev.max_regs_per_thread)
         regs = int(np.ceil(regs / 8) * 8)       # registers are allocated in units of 8 per thread
@@ -845,7 +841,7 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
                            f"at {dev.tensor_clock_hz / 1e6:.0f} MHz), for do_bench-style timing with an L2 flush "
                            "between launches")
     time_s, bound, res, imbalance, pipe_info = timed
-    flush_wb = memory.flush_writeback(mem.dram_read, mem.dram_write + mem.dirty_at_end, dev.flush_dirty_bytes, dev.l2_bytes)
+    _, flush_wb = dram_time(mem.dram_read, mem.dram_write, dev, mem.dirty_at_end)
     if flush_wb and dev.flush_writeback_cost:
         assumptions.append(
             f"timed as do_bench does (the L2 flushed by zeroing a buffer before each run): the flush leaves "
