@@ -209,7 +209,7 @@ def _splitk_inputs(p, device):
     dt = p.get("dtype", "float16")
     # C is accumulated into with atomics, so it must be zero on entry (not NaN).
     return [randn((M, K), dt, device, g), randn((K, N), dt, device, g),
-            zeros((M, N), "float32", device)]
+            zeros((M, N), p.get("out_dtype", "float32"), device)]
 
 
 def _splitk_ref(args):

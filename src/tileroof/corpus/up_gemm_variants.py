@@ -22,6 +22,7 @@ import tilelang
 import tilelang.language as T
 
 from .case import Case, Expected
+from .gemm import _matmul_ref_nt, _splitk_inputs, _splitk_ref
 from ._util import cdiv, generator, nbytes, randn, zeros
 
 H200_SMS = 132           # streaming multiprocessors of an H200 (upstream's total_sm is 108, an A100)
@@ -199,28 +200,12 @@ def up_gemm_streamk(M, N, K, total_sm=H200_SMS, block_M=16, block_N=128, block_K
 
 
 # ============================================================================= inputs / refs
-def _splitk_inputs(p, device):
-    g = generator(device, 0)
-    M, N, K, dt = p["M"], p["N"], p["K"], p.get("dtype", "float16")
-    # C is accumulated into with atomics: zero on entry (upstream: torch.zeros)
-    return [randn((M, K), dt, device, g), randn((K, N), dt, device, g),
-            zeros((M, N), p.get("out_dtype", "float32"), device)]
-
-
-def _splitk_ref(args):
-    return {2: args[0].float() @ args[1].float()}
-
-
 def _streamk_inputs(p, device):
     g = generator(device, 0)
     M, N, K, dt = p["M"], p["N"], p["K"], p.get("dtypeAB", "float16")
     # B is stored (N, K) (trans_B); C is partly accumulated into with atomics: zero on entry
     return [randn((M, K), dt, device, g), randn((N, K), dt, device, g),
             zeros((M, N), p.get("dtypeC", "float16"), device)]
-
-
-def _streamk_ref(args):
-    return {2: args[0].float() @ args[1].float().T}
 
 
 # ============================================================================= expected
@@ -301,7 +286,7 @@ def _splitk_case(name, M, N, K, note, split_k=4) -> Case:
 def _streamk_case(name, M, N, K, note, total_sm=H200_SMS) -> Case:
     p = dict(M=M, N=N, K=K, total_sm=total_sm, block_M=16, block_N=128, block_K=32, trans_B=True,
              dtypeAB="float16", dtypeC="float16", accum_dtype="float32", num_stages=2, threads=64)
-    return Case(name, up_gemm_streamk, p, _streamk_inputs, _streamk_ref, _streamk_expected(p),
+    return Case(name, up_gemm_streamk, p, _streamk_inputs, _matmul_ref_nt, _streamk_expected(p),
                 rtol=1e-2, tags=("gemm", "streamk", "atomic", "upstream", "float16"), note=note)
 
 

@@ -20,6 +20,7 @@ import tilelang
 import tilelang.language as T
 
 from .case import Case, Expected
+from .elementwise import _ref_add
 from ._util import cdiv, generator, nan_out, nbytes, randn
 
 FP8_E4M3_MAX = 448.0
@@ -150,10 +151,6 @@ def _ew_inputs(p, device):
             nan_out((M, N), p["out_dtype"], device)]
 
 
-def _ew_ref(args):
-    return {2: args[0].float() + args[1].float()}
-
-
 def _rms_inputs(p, device):
     g = generator(device, 0)
     M, N = p["M"], p["N"]
@@ -251,7 +248,7 @@ def _cast_expected(p) -> Expected:
 def _ew_case(name, M, N, block_M, block_N, threads, note) -> Case:
     p = dict(M=M, N=N, block_M=block_M, block_N=block_N, threads=threads, in_dtype="float32",
              out_dtype="float32")
-    return Case(name, up_elementwise_add, p, _ew_inputs, _ew_ref, _ew_expected(p), rtol=1e-6,
+    return Case(name, up_elementwise_add, p, _ew_inputs, _ref_add, _ew_expected(p), rtol=1e-6,
                 tags=("elementwise", "upstream", "float32"), note=note)
 
 
