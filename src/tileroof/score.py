@@ -30,17 +30,18 @@ FIT_SWEEPS = ("gemm_8192",)
 
 @functools.lru_cache(maxsize=1)
 def _late_cases() -> frozenset:
-    """Kernels and sweeps added after the model was designed and fitted (corpus/extra.py and the
-    upstream-style corpus/upstream.py): they are never fitted on and are reported on their own as
-    "new"."""
-    from .corpus import extra, up_attn, up_conv_fp8, up_dequant, up_gemm_variants, up_mla, up_simple, upstream
+    """Kernels and sweeps added after the model was designed and fitted (corpus.LATE_FAMILIES:
+    corpus/extra.py and the upstream-style families): they are never fitted on and are reported on
+    their own as "new"."""
+    from .corpus import LATE_FAMILIES
 
-    names = {c.name for c in extra.cases()}
-    for mod in (up_attn, up_dequant, up_mla, up_simple, up_conv_fp8, up_gemm_variants):
-        names |= {c.name for c in mod.cases()}
-    if hasattr(extra, "sweeps"):
-        names |= {c.name for c in extra.sweeps()[0]}
-    names |= {c.name for c in upstream.cases() + upstream.data_dependent_cases() + upstream.sweeps()[0]}
+    names = set()
+    for fam in LATE_FAMILIES:
+        names |= {c.name for c in fam.cases()}
+        if hasattr(fam, "data_dependent_cases"):
+            names |= {c.name for c in fam.data_dependent_cases()}
+        if hasattr(fam, "sweeps"):
+            names |= {c.name for c in fam.sweeps()[0]}
     return frozenset(names)
 
 

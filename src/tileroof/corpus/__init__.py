@@ -13,8 +13,10 @@ from .case import Case, Expected
 from . import attention, conv, elementwise, extra, gemm, gemv, misc, norm, reduce, upstream
 from . import up_attn, up_conv_fp8, up_dequant, up_gemm_variants, up_mla, up_simple
 
-_FAMILIES = (gemm, attention, conv, elementwise, norm, reduce, gemv, misc, extra, upstream, up_attn, up_dequant, up_mla,
-             up_simple, up_conv_fp8, up_gemm_variants)
+# families written and measured after the model was first designed and fitted (never fitted on:
+# tileroof.score reports them as "new")
+LATE_FAMILIES = (extra, upstream, up_attn, up_dequant, up_mla, up_simple, up_conv_fp8, up_gemm_variants)
+_FAMILIES = (gemm, attention, conv, elementwise, norm, reduce, gemv, misc) + LATE_FAMILIES
 
 
 def _build():
@@ -55,4 +57,4 @@ def get(name: str) -> Case:
         raise KeyError(f"no corpus case {name!r}; known: {', '.join(sorted(CASES))}") from None
 
 
-__all__ = ["Case", "Expected", "CASES", "SWEEPS", "get"]
+__all__ = ["Case", "Expected", "CASES", "SWEEPS", "LATE_FAMILIES", "get"]
