@@ -377,9 +377,8 @@ def _record_instructions(rec: OpRecord, threads: int, accumulators: frozenset, o
 
 def integer_bit_instructions(rec: OpRecord) -> float:
     """Thread instructions of a record's integer bit operations (shifts, and / or / xor on
-    integers: a dequantisation's bit twiddling), over every execution: work with no FLOPs."""
-    if rec.kind in GEMM_KINDS or rec.kind in ("copy", "transpose", "fill", "reduce", "mma", "im2col", "ldmatrix"):
-        return 0.0
+    integers: a dequantisation's bit twiddling), over every execution: work with no FLOPs.  Only
+    element code has them (ir.arith counts them there)."""
     return float(sum(n for (unit, _, name), n in rec.ops_per_exec.items() if unit == ALU and name == "bit")
                  * rec.executions)
 
