@@ -86,6 +86,21 @@ CONFIGS_8 = tuple((M, N, K, bm, bn, 64, st, t, False, ep)
 CONFIGS_10 = tuple(c for c in CONFIGS_8 if c[0] == 4096)
 
 
+# eleventh run (session 12): one-wave GEMMs, whose blocks all start together (the probe_onewave
+# cases run 15-22 % slower than the model): where the time goes -- the first gemm's wait (the first
+# tiles' DRAM round trip), the loop, the epilogue, the spread of the blocks' starts and ends -- at
+# 1, 16 and 128 iterations, and with 8 or 32 blocks instead of a full wave (contention or a
+# per-block cost?)
+CONFIGS_11 = tuple((M, N, K, bm, bn, 64, 3, t, False, "direct")
+                   for bm, bn, t, shapes in (
+                       (128, 128, 256, ((2048, 1024, 64), (2048, 1024, 1024), (2048, 1024, 8192), (1024, 512, 1024),
+                                        (1024, 512, 8192), (256, 512, 1024))),
+                       (128, 256, 256, ((2048, 2048, 64), (2048, 2048, 1024), (2048, 2048, 4096), (1024, 1024, 1024))),
+                       (128, 128, 128, ((2048, 1024, 1024),)),
+                       (64, 256, 128, ((512, 4096, 1024), (256, 1024, 1024))))
+                   for M, N, K in shapes)
+
+
 # ninth run (session 7): where a flash-attention block's time goes (prologue: the Q tile and the
 # fills; the key-tile loop; the epilogue) and the gap to the SM's next block, one and many waves
 CONFIGS_9 = tuple(dict(batch=b, heads=h, seq_len=s, dim=d, block_M=bm, block_N=bn, num_stages=st, threads=t)
@@ -180,7 +195,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--set", type=int, default=1, choices=tuple(range(1, 11)), help="configuration set")
+    ap.add_argument("--set", type=int, default=1, choices=tuple(range(1, 12)), help="configuration set")
     a = ap.parse_args(argv)
     if a.set == 9:
         return attention_run(a.out, a.runs)
@@ -194,11 +209,12 @@ def main(argv=None) -> int:
     t0 = time.time()
     sm = torch.cuda.get_device_properties(0).multi_processor_count
     loop_clock = a.set == 10
+    first_gemm = a.set == 11
     params = [dict(M=c[0], N=c[1], K=c[2], block_M=c[3], block_N=c[4], block_K=c[5], num_stages=c[6], threads=c[7],
                    swizzle=bool(c[8]) if len(c) > 8 else False, epilogue=c[9] if len(c) > 9 else "direct",
-                   **({"loop_clock": True} if loop_clock else {}))
+                   **({"loop_clock": True} if loop_clock else {}), **({"first_gemm": True} if first_gemm else {}))
               for c in {1: CONFIGS, 2: CONFIGS_2, 3: CONFIGS_3, 4: CONFIGS_4, 5: CONFIGS_5, 6: _configs_6(), 7: _configs_7(),
-                        8: CONFIGS_8, 10: CONFIGS_10}[a.set]]
+                        8: CONFIGS_8, 10: CONFIGS_10, 11: CONFIGS_11}[a.set]]
     kernels = timed_matmul.par_compile(params, num_workers=16, ignore_error=True)
     flush = flush_buffer()
     results = []
@@ -210,7 +226,7 @@ def main(argv=None) -> int:
         A = torch.randn((p["M"], p["K"]), dtype=torch.float16, device="cuda")
         B = torch.randn((p["K"], p["N"]), dtype=torch.float16, device="cuda")
         C = torch.empty((p["M"], p["N"]), dtype=torch.float16, device="cuda")
-        times = torch.zeros((gx * gy, 7 if loop_clock else 6), dtype=torch.int64, device="cuda")
+        times = torch.zeros((gx * gy, 8 if first_gemm else (7 if loop_clock else 6)), dtype=torch.int64, device="cuda")
         k(A, B, C, times)
         if a.set == 4:
             # do_bench-style: flush + launch back to back for ~0.3 s, so the clock settles where the
@@ -253,6 +269,20 @@ def main(argv=None) -> int:
         summ = [summarise([int(x) - int(r[:, 0].min()) for x in r[:, 0]], [int(x) - int(r[:, 0].min()) for x in r[:, 1]],
                           gx, slots) for r in runs]
         pace = sm_pace(start, end, smid)
+        if first_gemm:
+            # the first gemm's end (its tiles' wait included), and the spread of starts and ends
+            first = [int(x) - int(last[:, 0].min()) for x in last[:, 7]]
+            med = lambda xs: statistics.median(xs)
+            phase_clocks.update({
+                "first_gemm_ns_median": med([f - s for f, s in zip(first, start)]),
+                "first_gemm_ns_max": max(f - s for f, s in zip(first, start)),
+                "loop_after_first_ns_median": med([l - f for l, f in zip(loop_end, first)]),
+                "start_spread_ns": max(start) - min(start), "end_spread_ns": max(end) - min(end),
+                "loop_end_spread_ns": max(loop_end) - min(loop_end), "first_gemm_ns": first})
+            print(f"  first gemm done {phase_clocks['first_gemm_ns_median'] / 1e3:.2f} us after the start (max "
+                  f"{phase_clocks['first_gemm_ns_max'] / 1e3:.2f}), then {phase_clocks['loop_after_first_ns_median'] / 1e3:.2f}"
+                  f" us of loop; spread of starts {phase_clocks['start_spread_ns'] / 1e3:.2f}, loop ends "
+                  f"{phase_clocks['loop_end_spread_ns'] / 1e3:.2f}, ends {phase_clocks['end_spread_ns'] / 1e3:.2f} us")
         results.append({"params": p, "grid": [gx, gy], "correct_corner": ok, "resident_blocks": slots, "sm_pace": pace,
                         "sm_clock_hz_median": statistics.median(clock_hz) if clock_hz else None, **phase_clocks,
                         "epilogue_ns_median": epi[len(epi) // 2], "epilogue_ns_p10": epi[len(epi) // 10],
@@ -263,7 +293,7 @@ def main(argv=None) -> int:
               f"kernel {summ[-1]['kernel_ns'] / 1e3:.0f} us, resident {slots}, SM pace spread {pace['std_over_mean']:.3f} "
               f"(range {pace['range_over_mean']:.3f}), SM clock {statistics.median(clock_hz) / 1e6 if clock_hz else 0:.0f} MHz"
               + (f" (loop {(phase_clocks['sm_clock_loop_hz_median'] or 0) / 1e6:.0f}, epilogue "
-                 f"{(phase_clocks['sm_clock_epilogue_hz_median'] or 0) / 1e6:.0f})" if phase_clocks else "")
+                 f"{(phase_clocks['sm_clock_epilogue_hz_median'] or 0) / 1e6:.0f})" if loop_clock else "")
               + f"{'' if ok else ' WRONG RESULT'}; sharer gap / T by wave "
               + " ".join(f"{w['sharer_gap_median_over_T']:.2f}" if w["sharer_gap_median_over_T"] is not None else "-"
                          for w in summ[-1]["waves"]))

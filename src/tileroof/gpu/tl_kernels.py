@@ -135,21 +135,23 @@ __device__ __forceinline__ long long tr_clock() { return (long long)clock64(); }
 
 @tilelang.jit
 def timed_matmul(M, N, K, block_M, block_N, block_K, num_stages, threads, dtype="float16", swizzle=False,
-                 panel_size=10, epilogue="direct", loop_clock=False):
+                 panel_size=10, epilogue="direct", loop_clock=False, first_gemm=False):
     """The corpus GEMM (NN, fp32 accumulator) that also records, per block, the GPU timer when
     its thread 0 starts and after its epilogue, and its SM: Times[block, :] = (start ns, end ns,
     smid, SM cycles at start, SM cycles at end, GPU timer after the main loop[, SM cycles after the
     main loop]), block = by * gridDim.x + bx (after T.use_swizzle's remapping when swizzled); cycles
     over nanoseconds is the SM clock the block (its loop, its epilogue) ran at.  The seventh column
     is written when Times has one.  epilogue: "direct" stores the accumulator fragment to C (T.copy(C_local, C)),
-    "shared" stages it through shared memory first (T.copy(C_local, C_shared); T.copy(C_shared, C))."""
+    "shared" stages it through shared memory first (T.copy(C_local, C_shared); T.copy(C_shared, C)).
+    first_gemm: Times has eight columns and the eighth is the GPU timer after the loop's first gemm
+    was issued (the consumer has waited for the first tiles: the prologue's end)."""
     gx, gy = (N + block_N - 1) // block_N, (M + block_M - 1) // block_M
     if epilogue not in ("direct", "shared"):
         raise ValueError(f"epilogue {epilogue!r}: 'direct' or 'shared'")
 
     @T.prim_func
     def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype),
-             Times: T.Tensor((gx * gy, 7 if loop_clock else 6), "int64")):
+             Times: T.Tensor((gx * gy, 8 if first_gemm else (7 if loop_clock else 6)), "int64")):
         with T.Kernel(gx, gy, threads=threads) as (bx, by):
             T.import_source(TIMER_SOURCE)
             tx = T.get_thread_binding()
@@ -167,6 +169,9 @@ def timed_matmul(M, N, K, block_M, block_N, block_K, num_stages, threads, dtype=
                 T.copy(A[by * block_M, k * block_K], A_shared)
                 T.copy(B[k * block_K, bx * block_N], B_shared)
                 T.gemm(A_shared, B_shared, C_local)
+                if first_gemm:
+                    if k == 0 and tx == 0:
+                        Times[by * gx + bx, 7] = T.call_extern("int64", "tr_globaltimer")
             if tx == 0:
                 Times[by * gx + bx, 5] = T.call_extern("int64", "tr_globaltimer")
                 if loop_clock:
