@@ -67,7 +67,10 @@ def _entry(res: dict, run: dict, fname: str) -> dict:
                       f"{prov.get('date_utc')}, tilelang {prov.get('tilelang')}, commit {prov.get('tileroof_commit')}]",
             "repeats": [round(v, 4) for v in res.get("repeats", [])],
             "spread_pct": None if res.get("spread_pct") is None else round(res["spread_pct"], 3),
-            "reproduces_within_5pct": res.get("reproduces_within_5pct")}
+            "reproduces_within_5pct": res.get("reproduces_within_5pct"),
+            # tile_stream's one-stage L2 slope: one SM's load rate (tma_load_latency_us)
+            "single_load_gbps_per_sm": (None if not (res.get("raw") or [{}])[0].get("single_load_gbps_per_sm")
+                                        else round(float(res["raw"][0]["single_load_gbps_per_sm"]), 4))}
 
 
 def _where(path: Path, run: dict) -> str:
@@ -130,10 +133,13 @@ def main(argv=None) -> int:
             tables.update(derive.reduce_entries(res, base, _where(path, run)))
     # timeline runs that timed the epilogue (set 8) give its store cost; the others the SMs' pace
     epilogues = [(p, r) for p, r in timelines if derive.timeline_kind(r) == "epilogue"]
+    # one-wave launches (set 11): the store rate of a whole wave storing at once
+    waves = [(p, r) for p, r in timelines if derive.timeline_kind(r) == "wave"]
     paces = [(p, r) for p, r in timelines if derive.timeline_kind(r) == "pace"]
     # the short launches of the epilogue and attention sets give the clock tensor work runs at
     clocked = [(p, r) for p, r in timelines if derive.timeline_kind(r) in ("epilogue", "attention", "clock")]
     for group, derive_entries in ((paces, derive.pace_entries), (epilogues, derive.epilogue_entries),
+                                  (waves, derive.wave_store_entries),
                                   (clocked, derive.tensor_clock_entry)):
         if group:
             where = ("runs " + ", ".join(p.name for p, _ in group) + f", {group[0][1]['provenance'].get('gpu')}, commits "

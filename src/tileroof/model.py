@@ -275,6 +275,20 @@ def stream_time(table: tuple, tile_bytes: float, stages: int) -> float:
     return float(np.interp(tile_bytes, xs, ys))
 
 
+def dram_tile_round_trip(dev: Device, tile_bytes: float) -> float:
+    """Seconds from issuing one block's tile loads to their data in shared memory when they come
+    from DRAM with nothing queued ahead: the one-stage DRAM pace of the smallest measured tile
+    (calibrate's tile_stream: latency plus that tile's transfer) less that tile's transfer at one
+    SM's load rate, plus this tile's (0: not measured).  H200: 566 ns + bytes / 105 GB/s."""
+    if not (dev.dram_stream and dev.tma_load_rate_per_sm):
+        return 0.0
+    one = [(b, t) for b, st, t in dev.dram_stream if st == 1]
+    if not one:
+        return 0.0
+    b0, t0 = min(one)
+    return max(t0 - b0 / dev.tma_load_rate_per_sm, 0.0) + tile_bytes / dev.tma_load_rate_per_sm
+
+
 def consumer_compute(tensor: float, other: float) -> float:
     """Compute time of the consumer warpgroups per iteration: their gemms, then their CUDA-core and
     SFU work, one after the other, however many warpgroups there are.  TileLang's consumer
@@ -578,6 +592,13 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
             rest_bytes += nbytes
     nblocks = max(trace.num_blocks, 1)
     t_store = accumulator_store_time(store_bytes / nblocks, store_requests / nblocks, dev, per_sm_l2)
+    # the first wave's blocks also reach their epilogue together: their store requests leave at
+    # the rate the whole GPU's L2 takes them (timeline set 11: ~75 requests per ns; the per-SM law
+    # holds for the staggered later waves), the last block done when the wave's requests are
+    n_wave = min(nblocks, occ.blocks_per_sm * dev.sm_count)
+    t_store0 = t_store
+    if store_requests and dev.store_request_rate_all:
+        t_store0 = max(t_store, n_wave * (store_requests / nblocks) / dev.store_request_rate_all)
     # a block's fixed cost besides its iterations (start, first tile, exit): measured by
     # calibrate's block_stream where the profile has it, else one load latency
     prologue = dev.block_fixed_s or latency
@@ -610,6 +631,7 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
     # (measured with two stages: a one-stage loop, whose loads wait for the previous iteration's
     # consumers, keeps the one-stage rule below)
     nows = bool(law and stages >= 2 and not occ.warp_specialized and nows_law(dev))
+    round_trip = dram_tile_round_trip(dev, g2s / total_iters) if g2s else 0.0
     sync_wait = (stream_time(dev.dram_stream, sync_read / total_iters, 1)
                  if (nows and sync_read and dev.dram_stream) else 0.0)
 
@@ -675,12 +697,24 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
                 t_stream += buffer_hold(t_compute, t_tc_iter, groups)
             t_latency = (1.0 - f_dram) * t_latency + f_dram * t_stream
         t_iter = max(t_compute, chain, t_l2, t_latency)
+        # the first wave's blocks start together (timeline set 11: within 0.3 us), so the blocks
+        # sharing a tile ask for it at the same moment and all wait for its DRAM fill: every
+        # tile of their loop arrives a DRAM round trip after its loads were issued, however many
+        # blocks share it (set 11: 128x128 tiles at 3 stages, 32 KiB an iteration, 0.42-0.46 us
+        # whether 8 or 128 blocks run, where later waves' staggered blocks hit the L2)
+        # a stage's buffer is reloaded only once its gemm has finished, so S stages cover one
+        # round trip plus one iteration's compute: the period is at least (round trip + compute) / S
+        t_latency0 = t_latency
+        if g2s and round_trip and occ.warp_specialized and stages > 1:
+            t_latency0 = max(t_latency, (round_trip + t_compute) / stages)
+        t_iter0 = max(t_compute, chain, t_l2, t_latency0)
         rest_tc = 0.0
         for oc in rest_work:
             rest_tc += _tensor_time_per_sm(oc, dev, clock)
         t_rest = share * ((rest_tc + rest_other) / nblocks + ((rest_bytes / nblocks) / per_sm_l2 if per_sm_l2 else 0.0)
                           + t_store)
         block_times = iters * t_iter + all_trips * t_checks + prologue + t_rest
+        first_wave_times = iters * t_iter0 + all_trips * t_checks + prologue + t_rest + share * (t_store0 - t_store)
         terms = {"compute": t_compute, "l2": t_l2, "latency": t_latency}
         if chain > t_compute:
             terms["chain"] = chain
@@ -692,7 +726,8 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
                              "reductions_per_iteration": n_reduce / total_iters, "consumer_warpgroups": n_wg,
                              "gemm_iteration_law": bool(law and math_cycles),
                              "nows_iteration_law": bool(nows and math_cycles), "resident_blocks": share,
-                             "branch_checks_per_trip": n_checks, "branch_check_s": t_checks}
+                             "branch_checks_per_trip": n_checks, "branch_check_s": t_checks,
+                             "first_wave_iteration_s": t_iter0, "first_wave_block_s": first_wave_times}
     return at_clock
 
 
@@ -1000,7 +1035,22 @@ def _timed(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, pipe
         if pipe_info["register_spill_factor"] > 1.0:
             assumptions.append(f"fragments need {pipe_info['register_spill_factor']:.2f}x the registers a consumer "
                                "thread has: spills slow its compute by that factor")
-        makespan = _schedule(block_times, order, slots)
+        # the first wave's blocks (the first `slots` in launch order) wait on DRAM for every tile
+        first = pipe_info.pop("first_wave_block_s", None)
+        if first is not None and not np.array_equal(first, block_times):
+            first = np.broadcast_to(np.asarray(first, dtype=np.float64), block_times.shape)
+            wave0 = order[:slots]
+            if (block_times == block_times.flat[0]).all() and (first[wave0] == first[wave0][0]).all():
+                rest = max(nblocks - slots, 0)
+                makespan = float(first[wave0][0] + np.ceil(rest / slots) * block_times.flat[0]) if rest else float(first[wave0][0])
+                if rest and first[wave0][0] < block_times.flat[0]:
+                    makespan = _schedule(block_times, order, slots)
+            else:
+                bt = np.array(block_times, dtype=np.float64)
+                bt[wave0] = first[wave0]
+                makespan = _schedule(bt, order, slots)
+        else:
+            makespan = _schedule(block_times, order, slots)
         balanced = block_times.sum() / min(slots, nblocks)
         imbalance = makespan / balanced if balanced else 1.0
         res_body = dict(res)

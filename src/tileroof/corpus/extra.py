@@ -986,8 +986,35 @@ def _spill_cases() -> list[Case]:
     ]
 
 
+# Session 12 (2026-12-01): written after the first-wave rules (timeline set 11: the first wave's
+# blocks wait a DRAM round trip for every tile and store at the rate the whole GPU's L2 takes),
+# predicted before they ran: one wave, a wave and a tail, half a wave, two waves, of other shapes,
+# dtypes, stages and launch orders.  (M, N, K, block_M, block_N, stages, threads, dtype, trans_B, swizzle)
+_WAVE_CHECKS = [
+    (2048, 2048, 2048, 128, 256, 3, 256, "bfloat16", False, False),
+    (1024, 2048, 4096, 128, 128, 4, 256, "float16", False, False),
+    (2048, 1024, 2048, 64, 128, 4, 128, "float16", False, False),
+    (4096, 2048, 2048, 128, 256, 3, 256, "float16", False, False),
+    (1536, 1536, 1536, 128, 128, 3, 256, "float16", False, False),
+    (3072, 1024, 2048, 128, 128, 3, 256, "float16", True, False),
+    (1024, 1024, 2048, 128, 128, 3, 256, "float16", False, False),
+    (2048, 4096, 512, 128, 256, 3, 256, "float16", False, True),
+]
+
+
+def _wave_check_cases() -> list[Case]:
+    out = []
+    for M, N, K, bm, bn, s, t, dt, tb, sw in _WAVE_CHECKS:
+        name = (f"wavecheck_m{M}_n{N}_k{K}_bm{bm}_bn{bn}_s{s}_t{t}_{'bf16' if dt == 'bfloat16' else 'fp16'}"
+                f"{'_nt' if tb else ''}{'_sw' if sw else ''}")
+        out.append(_mm_case(name, _mm_params(M, N, K, bm, bn, 64, s, t, dt, dt, trans_B=tb, swizzle=sw),
+                            rtol=2e-2 if dt == "bfloat16" else 1e-2, tags=("probe",),
+                            note="written after the first-wave rules, predicted before it ran"))
+    return out
+
+
 def cases() -> list[Case]:
-    return (_gemm_cases() + _attention_cases() + _rowwise_cases() + _other_cases() + _probe_cases()
+    return (_wave_check_cases() + _gemm_cases() + _attention_cases() + _rowwise_cases() + _other_cases() + _probe_cases()
             + _size_cases() + _short_cases() + _stage_cases() + _conv_cases() + _conv_check_cases()
             + _epilogue_cases() + _fp32_store_cases() + _clock_cases() + _nows_cases() + masked_probes()
             + _spill_cases())

@@ -62,6 +62,7 @@ _SPECS = {
     "timing_flush_dirty_mb": ("flush_dirty_bytes", 1e6),
     "accumulator_store_ns_per_request": ("store_request_s", 1e-9),
     "accumulator_store_queue_requests": ("store_queue_requests", 1),
+    "accumulator_store_requests_per_us_all": ("store_request_rate_all", 1e6),
 }
 _TENSOR = {"tensor_tflops_fp16": "fp16", "tensor_tflops_bf16": "bf16", "tensor_tflops_fp8": "fp8",
            "tensor_tflops_tf32": "tf32", "tensor_tops_int8": "int8", "tensor_tflops_fp4": "fp4"}
@@ -121,6 +122,8 @@ class Device:
     block_fixed_s: float = 0.0            # fixed cost of one pipelined block besides its iterations
     l2_hit_curve: tuple = ()              # ((reuse distance bytes, share of re-reads that hit), ...) measured
     dram_stream: tuple = ()               # ((tile bytes, stages, seconds per iteration), ...) measured
+    store_request_rate_all: float = 0.0   # accumulator-store L2 write requests per s, all SMs storing at once (0: unknown)
+    tma_load_rate_per_sm: float = 0.0     # bytes/s one SM's tile load moves, one load in flight (0: unknown)
     wgmma_min_n: float = 0.0              # an m64nNk16 wgmma with N below this takes as long as N = this
     accumulator_spill_factor: float = 0.0  # slowdown of a gemm whose accumulator exceeds a thread's registers
     loop_alu_factor: float = 0.0          # time of fragment arithmetic in a loop over its time at the FP32 peak
@@ -210,6 +213,10 @@ def _apply(fields: dict, specs: dict, sources: dict, cites: dict | None) -> None
             # calibrate's launch benchmark also times one launch behind the harness's 256 MiB flush
             fields["timing_floor_s"] = float(entry["behind_flush_us"]) * 1e-6
             sources["timing_floor_s"] = f"{cite} (behind_flush_us)"
+        if key == "tma_load_latency_us" and isinstance(entry, dict) and entry.get("single_load_gbps_per_sm"):
+            # calibrate's tile_stream also fits the one-stage L2 line's slope: one SM's load rate
+            fields["tma_load_rate_per_sm"] = float(entry["single_load_gbps_per_sm"]) * 1e9
+            sources["tma_load_rate_per_sm"] = f"{cite} (single_load_gbps_per_sm)"
         if key in _SPECS:
             name, factor = _SPECS[key]
             fields[name] = type(fields.get(name, 0.0))(value * factor) if name in ("sm_count", "l2_partitions", "regs_per_sm",

@@ -181,11 +181,13 @@ def pace_entries(docs: list, where: str) -> dict:
 def timeline_kind(doc: dict) -> str:
     """What a timeline run measured: "attention" (set 9: flash-attention blocks' phases), "clock"
     (set 10: set 8's launches again with the loop's SM clock apart; these two feed only
-    tensor_clock_entry), "epilogue" (set 8: the GEMM epilogue, which feeds epilogue_entries and
+    tensor_clock_entry), "wave" (set 11: one-wave launches, which feed wave_store_entries), "epilogue" (set 8: the GEMM epilogue, which feeds epilogue_entries and
     tensor_clock_entry) or "pace" (the other sets, which feed pace_entries)."""
     results = doc.get("results", [])
     if any("seq_len" in r.get("params", {}) for r in results):
         return "attention"
+    if any("first_gemm_ns_median" in r for r in results):
+        return "wave"
     if any("sm_clock_loop_hz_median" in r for r in results):
         return "clock"
     if any("epilogue_ns_median" in r for r in results):
@@ -221,6 +223,38 @@ def epilogue_entries(docs: list, where: str) -> dict:
     return {"accumulator_store_ns_per_request": {"value": round(slope, 4), "unit": "ns", "method": method},
             "accumulator_store_queue_requests": {"value": round(queue, 1), "unit": "requests",
                                                  "method": method + "; the requests where the line crosses zero"}}
+
+
+def wave_store_entries(docs: list, where: str, full_wave: float = 0.9) -> dict:
+    """accumulator_store_requests_per_us_all from timeline runs of one-wave launches (set 11): when
+    the blocks of a full wave (at least `full_wave` of the SMs, one block each) reach their
+    epilogue together, their L2 write requests (one per counts.ACCUM_ROW_SEGMENT-element row
+    segment of the fragment) leave at a rate the whole GPU shares: the wave's requests over the
+    time from its first block's loop end to its last block's end; median over the launches."""
+    from ..counts import ACCUM_ROW_SEGMENT
+    pts = []
+    for d in docs:
+        sms = d.get("sm_count") or 0
+        for r in d.get("results", []):
+            p = r.get("params", {})
+            n = len(r.get("end_ns") or [])
+            if not (sms and n >= full_wave * sms and n <= sms and r.get("loop_end_ns")) \
+                    or p.get("epilogue", "direct") != "direct":
+                continue
+            span = max(r["end_ns"]) - min(r["loop_end_ns"])
+            req = n * p["block_M"] * p["block_N"] / ACCUM_ROW_SEGMENT
+            if span > 0:
+                pts.append((f"{p['block_M']}x{p['block_N']} K{p['K']}", req / span * 1e3))
+    if not pts:
+        return {}
+    seen = "; ".join(f"{k}: {v:.0f}" for k, v in pts)
+    method = ("tileroof.gpu.timeline set 11: one-wave launches of the corpus GEMM (one block per SM on at least "
+              f"{full_wave:.0%} of the SMs) storing the fp16 accumulator straight from the fragment: the wave's L2 "
+              f"write requests (one per {ACCUM_ROW_SEGMENT}-element row segment) over the time from the first block's "
+              f"loop end to the last block's end; median of {len(pts)} launches ({seen} requests per us) [{where}]")
+    return {"accumulator_store_requests_per_us_all": {
+        "value": round(statistics.median(v for _, v in pts), 1), "unit": "requests/us", "method": method,
+        "kernel_values": [round(v, 1) for _, v in pts]}}
 
 
 SHORT_LAUNCH_US = 50.0     # launches this short finish before the power limiter pulls the clock down
