@@ -1,7 +1,7 @@
 """Ablation: the accuracy each model component buys, on the recorded H200 data.
 
     python benchmarks/ablation.py                  # the cumulative table (sessions 1-9)
-    python benchmarks/ablation.py --leave-one-out  # session 11's mechanisms, each switched off alone
+    python benchmarks/ablation.py --leave-one-out  # session 11's and 12's mechanisms, each switched off alone
 
 Each row switches on one more mechanism and re-scores every recorded kernel and sweep
 (tileroof.score): median / p90 |time error| on the held-out split, DRAM median error, and the
@@ -221,12 +221,21 @@ S11 = [
 ]
 
 
+# session 12, each switched off alone: the first wave in step (timeline set 11)
+S12 = [
+    ("the first wave's accumulator stores at the whole GPU's L2 request rate (off: the per-SM law)",
+     [(devices, "load", _without("store_request_rate_all"))]),
+    ("tiles a DRAM round trip away: the first wave's, and streams of fewer SMs than the GPU's",
+     [(devices, "load", _without("tma_load_rate_per_sm"))]),
+]
+
+
 def leave_one_out() -> int:
     print("| switched off | holdout time med | holdout time p90 | all time med | all time p90 | DRAM med | DRAM p90 "
           "| DRAM worst | Kendall tau per sweep |")
     print("|---|---|---|---|---|---|---|---|---|")
     run("nothing (the current model)", [], len(S9))
-    for label, stack in S11:
+    for label, stack in S11 + S12:
         run(label, stack, len(S9))
     return 0
 

@@ -632,6 +632,7 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
     # consumers, keeps the one-stage rule below)
     nows = bool(law and stages >= 2 and not occ.warp_specialized and nows_law(dev))
     round_trip = dram_tile_round_trip(dev, g2s / total_iters) if g2s else 0.0
+    streaming_sms = min(max(trace.num_blocks, 1), dev.sm_count)
     sync_wait = (stream_time(dev.dram_stream, sync_read / total_iters, 1)
                  if (nows and sync_read and dev.dram_stream) else 0.0)
 
@@ -693,6 +694,12 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
             t_latency = latency + buffer_hold(t_compute, t_tc_iter, groups)
         if streamed:
             t_stream = t_stream_fed
+            if round_trip and stages > 1 and streaming_sms < dev.sm_count:
+                # tile_stream's pace is every SM streaming at once (DRAM-bandwidth-bound from 16 KiB
+                # tiles): fewer streaming SMs share that bandwidth, down to the pipeline's round
+                # trip, (round trip + compute) / stages (timeline set 11: 8 blocks of 128x128 at
+                # 3 stages, 420 ns an iteration)
+                t_stream = max(t_stream_fed * streaming_sms / dev.sm_count, (round_trip + t_compute) / stages)
             if stages == 1:
                 t_stream += buffer_hold(t_compute, t_tc_iter, groups)
             t_latency = (1.0 - f_dram) * t_latency + f_dram * t_stream

@@ -1002,9 +1002,22 @@ _WAVE_CHECKS = [
 ]
 
 
+# Session 12, written after the few-SM stream rule (a grid of fewer blocks than SMs streams its
+# DRAM tiles at its own share of the bandwidth, down to the pipeline's round trip), predicted before
+# they ran: small GEMMs of 16-64 blocks
+_SMALL_GRID_CHECKS = [
+    (512, 512, 4096, 128, 128, 3, 256, "float16", False, False),
+    (256, 1024, 8192, 64, 128, 4, 128, "float16", False, False),
+    (1024, 1024, 1024, 128, 128, 3, 256, "float16", False, False),
+    (512, 2048, 2048, 128, 256, 3, 256, "bfloat16", False, False),
+    (768, 768, 3072, 128, 128, 4, 256, "float16", True, False),
+    (512, 1024, 2048, 64, 64, 4, 128, "float16", False, False),
+]
+
+
 def _wave_check_cases() -> list[Case]:
     out = []
-    for M, N, K, bm, bn, s, t, dt, tb, sw in _WAVE_CHECKS:
+    for M, N, K, bm, bn, s, t, dt, tb, sw in _WAVE_CHECKS + _SMALL_GRID_CHECKS:
         name = (f"wavecheck_m{M}_n{N}_k{K}_bm{bm}_bn{bn}_s{s}_t{t}_{'bf16' if dt == 'bfloat16' else 'fp16'}"
                 f"{'_nt' if tb else ''}{'_sw' if sw else ''}")
         out.append(_mm_case(name, _mm_params(M, N, K, bm, bn, 64, s, t, dt, dt, trans_B=tb, swizzle=sw),
