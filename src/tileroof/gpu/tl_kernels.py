@@ -122,6 +122,39 @@ def reduce_chain(M, N, threads, iters, grid):
     return main
 
 
+@tilelang.jit
+def div_chain(M, N, threads, iters, grid, op="div"):
+    """Cost of element-wise fp32 arithmetic on a gemm-layout fragment inside a serial loop, as
+    flash attention's epilogue (acc_o /= logsum) does once: each iteration divides (op "div",
+    IEEE division as TileLang emits it without fast math) or multiplies (op "mul", the control)
+    every element by its row's value, so iterations form one dependent chain per element and the
+    elements of one iteration are independent."""
+    policy = T.GemmWarpPolicy.FullRow if M >= 64 * (threads // 128) else T.GemmWarpPolicy.Square
+
+    @T.prim_func
+    def main(A: T.Tensor((M, 64), "float16"), B: T.Tensor((N, 64), "float16"),
+             D: T.Tensor((M,), "float32"), Out: T.Tensor((grid * M, N), "float32")):
+        with T.Kernel(grid, threads=threads) as bx:
+            A_s = T.alloc_shared((M, 64), "float16")
+            B_s = T.alloc_shared((N, 64), "float16")
+            acc = T.alloc_fragment((M, N), "float32")
+            row = T.alloc_fragment((M,), "float32")
+            T.copy(A, A_s)
+            T.copy(B, B_s)
+            T.copy(D, row)
+            T.clear(acc)
+            T.gemm(A_s, B_s, acc, transpose_B=True, policy=policy)
+            for _ in T.serial(iters):
+                for i, j in T.Parallel(M, N):
+                    if op == "div":
+                        acc[i, j] = acc[i, j] / row[i]
+                    else:
+                        acc[i, j] = acc[i, j] * row[i]
+            T.copy(acc, Out[bx * M:(bx + 1) * M, :])
+
+    return main
+
+
 # device helpers for timed_matmul, injected with T.import_source: the GPU-wide nanosecond timer
 # and the SM a block runs on
 TIMER_SOURCE = r"""
