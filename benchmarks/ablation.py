@@ -227,6 +227,8 @@ S12 = [
      [(devices, "load", _without("store_request_rate_all"))]),
     ("tiles a DRAM round trip away: the first wave's, and streams of fewer SMs than the GPU's",
      [(devices, "load", _without("tma_load_rate_per_sm"))]),
+    ("each thread's IEEE divisions one after another (divchain; off: their instructions only)",
+     [(devices, "load", _without("division_latency_s"))]),
 ]
 
 

@@ -289,6 +289,21 @@ def dram_tile_round_trip(dev: Device, tile_bytes: float) -> float:
     return max(t0 - b0 / dev.tma_load_rate_per_sm, 0.0) + tile_bytes / dev.tma_load_rate_per_sm
 
 
+def division_chain(rec, threads: int, dev: Device) -> np.ndarray | float:
+    """Seconds per block a record's IEEE fp32 divisions keep each of its threads busy, one after
+    another: TileLang emits them without fast math, each a MUFU.RCP, a few dependent FFMA and an
+    FCHK around a branch to its slow path, so a thread's independent divisions do not overlap
+    (tileroof.gpu.divchain: ~30 ns each on the H200 at 1-4 warps per scheduler, where a multiply
+    takes ~1 ns).  Threads of one block and of co-resident blocks run their chains side by side.
+    0 where the device has not measured it."""
+    if not dev.division_latency_s:
+        return 0.0
+    n = sum(v for (unit, _dt, name), v in rec.ops_per_exec.items() if unit == CUDA and name == "div")
+    if not n:
+        return 0.0
+    return rec.per_block * (n / max(threads, 1)) * dev.division_latency_s
+
+
 def consumer_compute(tensor: float, other: float) -> float:
     """Compute time of the consumer warpgroups per iteration: their gemms, then their CUDA-core and
     SFU work, one after the other, however many warpgroups there are.  TileLang's consumer
@@ -549,6 +564,8 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
         # instructions on the integer pipe join the same chain
         bits = integer_bit_instructions(rec)
         other += cuda * (dev.loop_alu_factor or 1.0) + sfu + (bits / dev.alu_rate * dev.sm_count if dev.alu_rate else 0.0)
+        # IEEE divisions: a chain in each thread (division_chain), summed over the blocks' iterations
+        other += float(np.sum(division_chain(rec, trace.threads_per_block, dev)))
         if rec.kind == "reduce":
             n_reduce += rec.executions
         g2s += oc.bytes.get((GLOBAL, "read"), 0)
@@ -574,7 +591,7 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
     streamed = bool(dev.dram_stream and f_dram > 0 and g2s)
     t_stream_fed = stream_time(dev.dram_stream, share * g2s / total_iters, stages) if streamed else 0.0
     # work outside the loop (accumulator clear, epilogue stores) at one SM's share of the rates
-    rest_other = rest_bytes = 0.0
+    rest_other = rest_bytes = rest_div = 0.0
     store_bytes = store_requests = 0.0
     rest_work = []                     # the counts of the ops outside the loop (their tensor time: the clock's)
     for rec, oc in zip(trace.ops, counts.ops):
@@ -583,6 +600,7 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
         _, o = _op_time_per_sm(oc, dev)
         rest_work.append(oc)
         rest_other += o
+        rest_div += float(np.sum(division_chain(rec, trace.threads_per_block, dev)))
         nbytes = oc.bytes.get((GLOBAL, "write"), 0) + oc.bytes.get((GLOBAL, "read"), 0) \
             + oc.bytes.get((GLOBAL, "atomic"), 0) + oc.excess.get(("global", "sector_waste"), 0)
         if oc.store_requests:
@@ -719,7 +737,7 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
         for oc in rest_work:
             rest_tc += _tensor_time_per_sm(oc, dev, clock)
         t_rest = share * ((rest_tc + rest_other) / nblocks + ((rest_bytes / nblocks) / per_sm_l2 if per_sm_l2 else 0.0)
-                          + t_store)
+                          + t_store) + rest_div / nblocks
         block_times = iters * t_iter + all_trips * t_checks + prologue + t_rest
         first_wave_times = iters * t_iter0 + all_trips * t_checks + prologue + t_rest + share * (t_store0 - t_store)
         terms = {"compute": t_compute, "l2": t_l2, "latency": t_latency}
@@ -1065,6 +1083,10 @@ def _timed(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, pipe
         pipe_info["makespan_s"] = makespan
     else:
         pipe_info = {}
+        # each thread's IEEE divisions in series (division_chain): the blocks' chains over the slots
+        chains = sum(float(np.sum(division_chain(rec, trace.threads_per_block, dev))) for rec in trace.ops)
+        if chains:
+            res["division chain"] = chains / min(slots, nblocks)
         # compute resources are per SM: their time stretches by the schedule's makespan over the
         # balanced time (wave quantisation, uneven blocks)
         per_block = np.zeros(nblocks)

@@ -1015,6 +1015,30 @@ _SMALL_GRID_CHECKS = [
 ]
 
 
+# Session 12, written after the division rule (a thread's IEEE divisions run one after another,
+# tileroof.gpu.divchain), predicted before they ran: flash-attention forwards whose epilogue divides
+# the accumulator by the row sums, short and long, causal, head dims 64 and 128, one and two
+# consumer warpgroups.  (batch, heads, seq_len, dim, causal, block_M, block_N, stages, threads, dtype)
+_DIV_CHECKS = [
+    (1, 8, 2048, 128, False, 128, 128, 2, 256, "float16"),
+    (2, 16, 1024, 64, False, 64, 64, 2, 128, "float16"),
+    (1, 32, 1024, 128, True, 128, 64, 2, 256, "bfloat16"),
+    (4, 16, 4096, 128, False, 128, 64, 2, 256, "float16"),
+    (2, 32, 2048, 64, True, 128, 128, 2, 256, "float16"),
+]
+
+
+def _div_check_cases() -> list[Case]:
+    out = []
+    for b, h, s, d, causal, bm, bn, st, t, dt in _DIV_CHECKS:
+        name = (f"divcheck_fa{'_causal' if causal else ''}_{'bf16' if dt == 'bfloat16' else 'fp16'}_b{b}_h{h}_s{s}_d{d}"
+                f"_bm{bm}_bn{bn}_s{st}_t{t}")
+        out.append(_fa_case(name, _fa_params(b, h, s, d, causal, bm, bn, st, t, dt),
+                            rtol=2e-2 if dt == "bfloat16" else 1e-2,
+                            note="written after the division rule, predicted before it ran"))
+    return out
+
+
 def _wave_check_cases() -> list[Case]:
     out = []
     for M, N, K, bm, bn, s, t, dt, tb, sw in _WAVE_CHECKS + _SMALL_GRID_CHECKS:
@@ -1027,7 +1051,7 @@ def _wave_check_cases() -> list[Case]:
 
 
 def cases() -> list[Case]:
-    return (_wave_check_cases() + _gemm_cases() + _attention_cases() + _rowwise_cases() + _other_cases() + _probe_cases()
+    return (_wave_check_cases() + _div_check_cases() + _gemm_cases() + _attention_cases() + _rowwise_cases() + _other_cases() + _probe_cases()
             + _size_cases() + _short_cases() + _stage_cases() + _conv_cases() + _conv_check_cases()
             + _epilogue_cases() + _fp32_store_cases() + _clock_cases() + _nows_cases() + masked_probes()
             + _spill_cases())

@@ -63,6 +63,7 @@ _SPECS = {
     "accumulator_store_ns_per_request": ("store_request_s", 1e-9),
     "accumulator_store_queue_requests": ("store_queue_requests", 1),
     "accumulator_store_requests_per_us_all": ("store_request_rate_all", 1e6),
+    "fp32_division_ns_per_thread": ("division_latency_s", 1e-9),
 }
 _TENSOR = {"tensor_tflops_fp16": "fp16", "tensor_tflops_bf16": "bf16", "tensor_tflops_fp8": "fp8",
            "tensor_tflops_tf32": "tf32", "tensor_tops_int8": "int8", "tensor_tflops_fp4": "fp4"}
@@ -123,6 +124,7 @@ class Device:
     l2_hit_curve: tuple = ()              # ((reuse distance bytes, share of re-reads that hit), ...) measured
     dram_stream: tuple = ()               # ((tile bytes, stages, seconds per iteration), ...) measured
     store_request_rate_all: float = 0.0   # accumulator-store L2 write requests per s, all SMs storing at once (0: unknown)
+    division_latency_s: float = 0.0       # one IEEE fp32 division in a thread's element-wise code, in series (0: unknown)
     tma_load_rate_per_sm: float = 0.0     # bytes/s one SM's tile load moves, one load in flight (0: unknown)
     wgmma_min_n: float = 0.0              # an m64nNk16 wgmma with N below this takes as long as N = this
     accumulator_spill_factor: float = 0.0  # slowdown of a gemm whose accumulator exceeds a thread's registers

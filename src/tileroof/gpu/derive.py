@@ -257,6 +257,23 @@ def wave_store_entries(docs: list, where: str, full_wave: float = 0.9) -> dict:
         "kernel_values": [round(v, 1) for _, v in pts]}}
 
 
+def division_entry(run: dict, where: str) -> dict:
+    """fp32_division_ns_per_thread from a divchain run: the time per iteration of the division
+    chain over the elements each thread holds, less nothing (the multiply control is 1-3 % of it),
+    median over its configurations (1, 2 and 4 warps per scheduler)."""
+    vals = [r["div_ns_per_thread_element"] for r in run.get("results", []) if r.get("div_ns_per_thread_element")]
+    if not vals:
+        return {}
+    seen = "; ".join(f"{r['M']}x{r['N']} {r['threads']} threads: {r['div_ns_per_thread_element']:.1f} "
+                     f"(mul {r.get('mul_ns_per_thread_element', float('nan')):.1f})" for r in run["results"]
+                     if r.get("div_ns_per_thread_element"))
+    method = ("tileroof.gpu.divchain: a gemm-layout fp32 fragment divided element-wise by its row's value in a "
+              "serial loop (IEEE division, as TileLang emits it), one block per SM; (time at 40 - time at 8 "
+              f"iterations) / 32 / elements per thread, median over {len(vals)} configs ({seen} ns) [{where}]")
+    return {"fp32_division_ns_per_thread": {"value": round(statistics.median(vals), 3), "unit": "ns",
+                                            "method": method, "kernel_values": [round(v, 3) for v in vals]}}
+
+
 SHORT_LAUNCH_US = 50.0     # launches this short finish before the power limiter pulls the clock down
 
 
