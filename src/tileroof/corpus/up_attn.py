@@ -333,6 +333,17 @@ def cases() -> list[Case]:
                      "example_mha_fwd_bshd_wgmma_pipelined.py (flashattn)",
                      "upstream's tiles (128 x 128, 2 stages, 256 threads) and T.Pipelined "
                      "order / stage / group; batch 1 instead of 8; causal"))
+    # session 12: written after the division rule, predicted before they ran (new shapes)
+    p = _params(2, 32, 2048, 128, False, 64, 64, 2, 128, groups=8)
+    out.append(_case("up_gqa_fwd_fp16_b2_h32_g8_s2048_d128", gqa_fwd_bshd, p,
+                     "example_gqa_fwd_bshd.py (flashattn)",
+                     "upstream's main() tiles; batch 2, 32 query heads over 4 KV heads; written after the "
+                     "division rule, predicted before it ran"))
+    p = _params(4, 16, 1024, 128, False, 128, 128, 1, 128)
+    out.append(_case("up_mha_fwd_bshd_fp16_b4_h16_s1024_d128", mha_fwd_bshd, p,
+                     "example_mha_fwd_bshd.py (flashattn)",
+                     "upstream's main() tiles, a short launch (512 blocks of 8 key tiles); written after "
+                     "the division rule, predicted before it ran"))
     return out
 
 

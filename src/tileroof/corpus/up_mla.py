@@ -355,6 +355,13 @@ def cases() -> list[Case]:
         _mla_case("up_mla_decode_split16_fp16_b4_h128_kv32768", _mla_params(4, 32768, 16),
                   "split-KV path, long context: kv_ctx 32768 split 16 ways (128 blocks of 32 "
                   "key tiles), then a combine launch of 512 blocks; batch 4"),
+        # session 12: written after the division rule, predicted before they ran
+        _mla_case("up_mla_decode_fp16_b32_h128_kv4096_nosplit", _mla_params(32, 4096, 1),
+                  "no-split path, half a wave (64 blocks of 64 key tiles); written after the division "
+                  "rule, predicted before it ran"),
+        _mla_case("up_mla_decode_split4_fp16_b32_h128_kv8192", _mla_params(32, 8192, 4),
+                  "split-KV path, 4 ways (256 blocks of 32 key tiles) and the combine launch; written "
+                  "after the division rule, predicted before it ran"),
     ]
 
 

@@ -1328,6 +1328,17 @@ def cases() -> list[Case]:
              "rows, KV split 16 ways (2048 blocks of 4 iterations), then a combine launch of "
              "512 blocks; random uint8 key mask"))
 
+    # session 12: written after the division rule, predicted before it ran: 8 KV heads of 8 query
+    # heads (padded to 64 gemm rows), KV split 8 ways
+    p = dict(batch=8, heads=64, groups=8, seqlen_kv=4096, dim=128, block_N=128, block_H=64,
+             num_split=8, num_stages=2, threads=128, dtype="float16", accum_dtype="float32")
+    out.append(Case(
+        "up_gqa_decode_split8_fp16_b8_h64_g8_s4096_d128", gqa_decode_split, p, _decode_inputs,
+        _decode_ref, _decode_expected(p), rtol=1e-2,
+        tags=("attention", "decode", "gqa", "split-kv", "upstream", "float16"),
+        note="examples/flash_decoding/example_gqa_decode.py (flashattn_gqa_decode_split) at another "
+             "shape: written after the division rule, predicted before it ran"))
+
     out.append(_linear_case(
         "up_linear_attn_fwd_fp16_b4_s4096_h16_d128", 4,
         "examples/linear_attention/example_linear_attn_fwd.py (chunk_linear_attn_fwd): "
