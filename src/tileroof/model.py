@@ -233,6 +233,23 @@ def _schedule(block_times: np.ndarray, order: np.ndarray, slots: int) -> float:
     return max(heap)
 
 
+def _schedule_first_wave(block_times: np.ndarray, first, order: np.ndarray, slots: int) -> float:
+    """_schedule with the first wave -- the first `slots` blocks in launch order, which start
+    together -- at their own times (`first`, per block; model.pipeline_at_clock: every tile a DRAM
+    round trip away, the stores at the whole GPU's request rate)."""
+    if first is None or np.array_equal(first, block_times):
+        return _schedule(block_times, order, slots)
+    first = np.broadcast_to(np.asarray(first, dtype=np.float64), block_times.shape)
+    wave0, rest = order[:slots], max(block_times.size - slots, 0)
+    f0 = first[wave0]
+    if (block_times == block_times.flat[0]).all() and (f0 == f0[0]).all() and f0[0] >= block_times.flat[0]:
+        # identical blocks, the first wave's longer: each later wave starts when it ends
+        return float(f0[0] + np.ceil(rest / slots) * block_times.flat[0])
+    bt = np.array(block_times, dtype=np.float64)
+    bt[wave0] = f0
+    return _schedule(bt, order, slots)
+
+
 def _unit_times_per_sm(op_counts, dev: Device) -> tuple[float, float, float]:
     """(tensor, CUDA-core, SFU) seconds of one op's whole work at one SM's share of peak."""
     cuda = sfu = 0.0
@@ -289,19 +306,20 @@ def dram_tile_round_trip(dev: Device, tile_bytes: float) -> float:
     return max(t0 - b0 / dev.tma_load_rate_per_sm, 0.0) + tile_bytes / dev.tma_load_rate_per_sm
 
 
-def division_chain(rec, threads: int, dev: Device) -> np.ndarray | float:
+def division_chain(rec, trace: KernelTrace, dev: Device) -> np.ndarray | float:
     """Seconds per block a record's IEEE fp32 divisions keep each of its threads busy, one after
     another: TileLang emits them without fast math, each a MUFU.RCP, a few dependent FFMA and an
     FCHK around a branch to its slow path, so a thread's independent divisions do not overlap
     (tileroof.gpu.divchain: ~30 ns each on the H200 at 1-4 warps per scheduler, where a multiply
     takes ~1 ns).  Threads of one block and of co-resident blocks run their chains side by side.
-    0 where the device has not measured it."""
-    if not dev.division_latency_s:
+    0 where the device has not measured it, and for kernels compiled with tl.enable_fast_math
+    (--use_fast_math: approximate division, a MUFU.RCP and an FMUL that pipeline like a multiply)."""
+    if not dev.division_latency_s or trace.pass_config("tl.enable_fast_math"):
         return 0.0
     n = sum(v for (unit, _dt, name), v in rec.ops_per_exec.items() if unit == CUDA and name == "div")
     if not n:
         return 0.0
-    return rec.per_block * (n / max(threads, 1)) * dev.division_latency_s
+    return rec.per_block * (n / max(trace.threads_per_block, 1)) * dev.division_latency_s
 
 
 def consumer_compute(tensor: float, other: float) -> float:
@@ -565,7 +583,7 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
         bits = integer_bit_instructions(rec)
         other += cuda * (dev.loop_alu_factor or 1.0) + sfu + (bits / dev.alu_rate * dev.sm_count if dev.alu_rate else 0.0)
         # IEEE divisions: a chain in each thread (division_chain), summed over the blocks' iterations
-        other += float(np.sum(division_chain(rec, trace.threads_per_block, dev)))
+        other += float(np.sum(division_chain(rec, trace, dev)))
         if rec.kind == "reduce":
             n_reduce += rec.executions
         g2s += oc.bytes.get((GLOBAL, "read"), 0)
@@ -600,7 +618,7 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
         _, o = _op_time_per_sm(oc, dev)
         rest_work.append(oc)
         rest_other += o
-        rest_div += float(np.sum(division_chain(rec, trace.threads_per_block, dev)))
+        rest_div += float(np.sum(division_chain(rec, trace, dev)))
         nbytes = oc.bytes.get((GLOBAL, "write"), 0) + oc.bytes.get((GLOBAL, "read"), 0) \
             + oc.bytes.get((GLOBAL, "atomic"), 0) + oc.excess.get(("global", "sector_waste"), 0)
         if oc.store_requests:
@@ -612,7 +630,7 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
     t_store = accumulator_store_time(store_bytes / nblocks, store_requests / nblocks, dev, per_sm_l2)
     # the first wave's blocks also reach their epilogue together: their store requests leave at
     # the rate the whole GPU's L2 takes them (timeline set 11: ~75 requests per ns; the per-SM law
-    # holds for the staggered later waves), the last block done when the wave's requests are
+    # holds for the staggered later waves): the last block is done when all the wave's requests are
     n_wave = min(nblocks, occ.blocks_per_sm * dev.sm_count)
     t_store0 = t_store
     if store_requests and dev.store_request_rate_all:
@@ -736,6 +754,7 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
         rest_tc = 0.0
         for oc in rest_work:
             rest_tc += _tensor_time_per_sm(oc, dev, clock)
+        # (division chains are latency: co-resident blocks run theirs side by side, not x share)
         t_rest = share * ((rest_tc + rest_other) / nblocks + ((rest_bytes / nblocks) / per_sm_l2 if per_sm_l2 else 0.0)
                           + t_store) + rest_div / nblocks
         block_times = iters * t_iter + all_trips * t_checks + prologue + t_rest
@@ -883,6 +902,16 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
             f"modelled clock, plus {dev.gemm_iteration_cycles:.0f} cycles with one consumer warpgroup, or "
             f"max(math, math / n + {dev.gemm_iteration_cycles_overlapped:.0f} cycles) with n (tileroof.gpu.gemm_pipe"
             f"{more}; measured on an H200, the device's sources say where its values come from)")
+    if timed[4].get("first_wave_iteration_s", 0.0) > 1.0001 * timed[4].get("iteration_s", 0.0):
+        assumptions.append(
+            f"the first wave's blocks start together: every tile they share is asked for at once and arrives a "
+            f"DRAM round trip later, so their iterations take {timed[4]['first_wave_iteration_s'] * 1e6:.2f} us "
+            f"(later waves {timed[4]['iteration_s'] * 1e6:.2f} us; tileroof.gpu.timeline set 11)")
+    if any(np.any(division_chain(rec, trace, dev)) for rec in trace.ops):
+        if dev.division_latency_s:
+            assumptions.append(
+                f"IEEE fp32 divisions (no fast math) run one after another in each thread, "
+                f"{dev.division_latency_s * 1e9:.0f} ns each (tileroof.gpu.divchain)")
     if timed[4].get("branch_checks_per_trip") and timed[4].get("branch_check_s"):
         assumptions.append(
             f"the pipelined loop's body is under a branch on run-time data: every trip, taken or skipped, "
@@ -1060,22 +1089,7 @@ def _timed(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, pipe
         if pipe_info["register_spill_factor"] > 1.0:
             assumptions.append(f"fragments need {pipe_info['register_spill_factor']:.2f}x the registers a consumer "
                                "thread has: spills slow its compute by that factor")
-        # the first wave's blocks (the first `slots` in launch order) wait on DRAM for every tile
-        first = pipe_info.pop("first_wave_block_s", None)
-        if first is not None and not np.array_equal(first, block_times):
-            first = np.broadcast_to(np.asarray(first, dtype=np.float64), block_times.shape)
-            wave0 = order[:slots]
-            if (block_times == block_times.flat[0]).all() and (first[wave0] == first[wave0][0]).all():
-                rest = max(nblocks - slots, 0)
-                makespan = float(first[wave0][0] + np.ceil(rest / slots) * block_times.flat[0]) if rest else float(first[wave0][0])
-                if rest and first[wave0][0] < block_times.flat[0]:
-                    makespan = _schedule(block_times, order, slots)
-            else:
-                bt = np.array(block_times, dtype=np.float64)
-                bt[wave0] = first[wave0]
-                makespan = _schedule(bt, order, slots)
-        else:
-            makespan = _schedule(block_times, order, slots)
+        makespan = _schedule_first_wave(block_times, pipe_info.pop("first_wave_block_s", None), order, slots)
         balanced = block_times.sum() / min(slots, nblocks)
         imbalance = makespan / balanced if balanced else 1.0
         res_body = dict(res)
@@ -1084,7 +1098,7 @@ def _timed(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, pipe
     else:
         pipe_info = {}
         # each thread's IEEE divisions in series (division_chain): the blocks' chains over the slots
-        chains = sum(float(np.sum(division_chain(rec, trace.threads_per_block, dev))) for rec in trace.ops)
+        chains = sum(float(np.sum(division_chain(rec, trace, dev))) for rec in trace.ops)
         if chains:
             res["division chain"] = chains / min(slots, nblocks)
         # compute resources are per SM: their time stretches by the schedule's makespan over the
