@@ -181,8 +181,9 @@ def pace_entries(docs: list, where: str) -> dict:
 def timeline_kind(doc: dict) -> str:
     """What a timeline run measured: "attention" (set 9: flash-attention blocks' phases), "clock"
     (set 10: set 8's launches again with the loop's SM clock apart; these two feed only
-    tensor_clock_entry), "wave" (set 11: one-wave launches, which feed wave_store_entries), "epilogue" (set 8: the GEMM epilogue, which feeds epilogue_entries and
-    tensor_clock_entry) or "pace" (the other sets, which feed pace_entries)."""
+    tensor_clock_entry), "wave" (sets 11 and 12: one-wave launches with the first gemm's time,
+    which feed wave_store_entries), "epilogue" (set 8: the GEMM epilogue, which feeds
+    epilogue_entries and tensor_clock_entry) or "pace" (the other sets, which feed pace_entries)."""
     results = doc.get("results", [])
     if any("seq_len" in r.get("params", {}) for r in results):
         return "attention"
@@ -259,8 +260,8 @@ def wave_store_entries(docs: list, where: str, full_wave: float = 0.9) -> dict:
 
 def division_entry(run: dict, where: str) -> dict:
     """fp32_division_ns_per_thread from a divchain run: the time per iteration of the division
-    chain over the elements each thread holds, less nothing (the multiply control is 1-3 % of it),
-    median over its configurations (1, 2 and 4 warps per scheduler)."""
+    loop over the elements each thread holds (the multiply control, 1-8 % of it, is reported, not
+    subtracted), median over its configurations (1, 2 and 4 warps per scheduler)."""
     vals = [r["div_ns_per_thread_element"] for r in run.get("results", []) if r.get("div_ns_per_thread_element")]
     if not vals:
         return {}
