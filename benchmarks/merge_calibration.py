@@ -57,10 +57,10 @@ import sys
 from pathlib import Path
 
 from tileroof import devices
-from tileroof.gpu import derive, tomlw
+from tileroof.gpu import calibrate, derive, tomlw
 
 
-def _entry(res: dict, run: dict, fname: str) -> dict:
+def _entry(name: str, res: dict, run: dict, fname: str) -> dict:
     prov = run["provenance"]
     return {"value": round(float(res["value"]), 4), "unit": res.get("unit"),
             "method": f"{res.get('method')} [run {fname}, {prov.get('gpu')}, driver {prov.get('driver')}, "
@@ -68,9 +68,8 @@ def _entry(res: dict, run: dict, fname: str) -> dict:
             "repeats": [round(v, 4) for v in res.get("repeats", [])],
             "spread_pct": None if res.get("spread_pct") is None else round(res["spread_pct"], 3),
             "reproduces_within_5pct": res.get("reproduces_within_5pct"),
-            # tile_stream's one-stage L2 slope: one SM's load rate (tma_load_latency_us)
-            "single_load_gbps_per_sm": (None if not (res.get("raw") or [{}])[0].get("single_load_gbps_per_sm")
-                                        else round(float(res["raw"][0]["single_load_gbps_per_sm"]), 4))}
+            # what calibrate keeps beside the value (tile_stream's one-SM load rate, ...)
+            **calibrate.result_extras(name, res)}
 
 
 def _where(path: Path, run: dict) -> str:
@@ -126,7 +125,7 @@ def main(argv=None) -> int:
                            "spread_pct": (max(reps) - min(reps)) / statistics.median(reps) * 100,
                            "reproduces_within_5pct": (max(reps) - min(reps)) / statistics.median(reps) <= 0.05,
                            "method": f"{res.get('method')}; repeats pooled with {prev['method'].split('[run ')[-1][:-1]}"}
-                tables[key] = _entry(res, run, path.name)
+                tables[key] = _entry(key, res, run, path.name)
                 if key == "gemm_tile_tflops_fp16":
                     tables.update(derive.gemm_shape_entries(res, f"run {path.name}"))
                 if key == "tma_load_latency_us":

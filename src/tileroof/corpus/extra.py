@@ -1041,12 +1041,13 @@ def _div_check_cases() -> list[Case]:
 
 def _wave_check_cases() -> list[Case]:
     out = []
-    for M, N, K, bm, bn, s, t, dt, tb, sw in _WAVE_CHECKS + _SMALL_GRID_CHECKS:
+    for M, N, K, bm, bn, s, t, dt, tb, sw, rule in ([c + ("the first-wave rules",) for c in _WAVE_CHECKS]
+                                                    + [c + ("the few-SM stream rule",) for c in _SMALL_GRID_CHECKS]):
         name = (f"wavecheck_m{M}_n{N}_k{K}_bm{bm}_bn{bn}_s{s}_t{t}_{'bf16' if dt == 'bfloat16' else 'fp16'}"
                 f"{'_nt' if tb else ''}{'_sw' if sw else ''}")
         out.append(_mm_case(name, _mm_params(M, N, K, bm, bn, 64, s, t, dt, dt, trans_B=tb, swizzle=sw),
                             rtol=2e-2 if dt == "bfloat16" else 1e-2, tags=("probe",),
-                            note="written after the first-wave rules, predicted before it ran"))
+                            note=f"written after {rule}, predicted before it ran"))
     return out
 
 

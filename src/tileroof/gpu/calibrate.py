@@ -79,6 +79,27 @@ def summarize_bench(repeats: list[dict]) -> dict:
     return out
 
 
+# figures a benchmark's first repeat reports besides its value, kept in its profile entry
+RESULT_EXTRAS = ("bytes_per_clk_per_sm", "fma_per_clk_per_sm", "results_per_s", "sm_clock_mhz",
+                 "best_working_set_mib", "triton_back_to_back_us", "cupy_back_to_back_us", "graph_per_launch_us",
+                 "queued_back_to_back_us", "behind_flush_us", "atomic_gbps", "chunk_spread_pct",
+                 "single_load_gbps_per_sm")
+
+
+def result_extras(name: str, r: dict) -> dict:
+    """The RESULT_EXTRAS figures of benchmark `name`'s result `r` (from its first repeat), numbers
+    only, as its profile entry keeps them (calibrate and benchmarks/merge_calibration.py alike)."""
+    if name == "sm_clock_mhz":
+        return {}
+    raw0 = (r.get("raw") or [{}])[0]
+    out = {}
+    for extra in RESULT_EXTRAS:
+        v = raw0.get(extra)
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            out[extra] = v if isinstance(v, int) else round(float(v), 4)
+    return out
+
+
 def profile_doc(key: str, prov: dict, results: dict) -> dict:
     """The device-profile TOML document (see module doc of tileroof.devices for the reader)."""
     before, after = prov.get("smi_before") or {}, prov.get("smi_after") or {}
@@ -103,14 +124,7 @@ def profile_doc(key: str, prov: dict, results: dict) -> dict:
         t = {"value": round(float(r["value"]), 4), "unit": r.get("unit"), "method": r.get("method"),
              "repeats": [round(v, 4) for v in r["repeats"]],
              "spread_pct": None if r.get("spread_pct") is None else round(r["spread_pct"], 3)}
-        raw0 = (r.get("raw") or [{}])[0]
-        for extra in ("bytes_per_clk_per_sm", "fma_per_clk_per_sm", "results_per_s", "sm_clock_mhz",
-                      "best_working_set_mib", "triton_back_to_back_us", "cupy_back_to_back_us", "graph_per_launch_us",
-                      "queued_back_to_back_us", "behind_flush_us", "atomic_gbps", "chunk_spread_pct",
-                      "single_load_gbps_per_sm"):
-            v = raw0.get(extra)
-            if isinstance(v, (int, float)) and not isinstance(v, bool) and name != "sm_clock_mhz":
-                t[extra] = v if isinstance(v, int) else round(float(v), 4)
+        t.update(result_extras(name, r))
         if r.get("reproduces_within_5pct") is not None:
             t["reproduces_within_5pct"] = r["reproduces_within_5pct"]
         measured[name] = t

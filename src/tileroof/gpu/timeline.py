@@ -101,7 +101,7 @@ CONFIGS_11 = tuple((M, N, K, bm, bn, 64, 3, t, False, "direct")
                    for M, N, K in shapes)
 
 
-# twelfth run (session 12): set 11 again with the SM cycles after the main loop too (set 10's
+# twelfth run (session 12): CONFIGS_11 again with the SM cycles after the main loop too (set 10's
 # method): the clock of one-wave loops, whose 128x256 iterations run 4-14 % slower than the model's
 # at its 1748 MHz cap
 
@@ -208,7 +208,7 @@ def main(argv=None) -> int:
     from .provenance import base_provenance, write_record
     from .derive import sm_pace
     from .timing import flush_buffer
-    from .tl_kernels import timed_matmul
+    from .tl_kernels import timed_matmul, timer_columns
     prov = base_provenance("timeline", touch_gpu=True)
     t0 = time.time()
     sm = torch.cuda.get_device_properties(0).multi_processor_count
@@ -230,7 +230,7 @@ def main(argv=None) -> int:
         A = torch.randn((p["M"], p["K"]), dtype=torch.float16, device="cuda")
         B = torch.randn((p["K"], p["N"]), dtype=torch.float16, device="cuda")
         C = torch.empty((p["M"], p["N"]), dtype=torch.float16, device="cuda")
-        times = torch.zeros((gx * gy, 8 if first_gemm else (7 if loop_clock else 6)), dtype=torch.int64, device="cuda")
+        times = torch.zeros((gx * gy, timer_columns(loop_clock, first_gemm)), dtype=torch.int64, device="cuda")
         k(A, B, C, times)
         if a.set == 4:
             # do_bench-style: flush + launch back to back for ~0.3 s, so the clock settles where the
@@ -276,11 +276,10 @@ def main(argv=None) -> int:
         if first_gemm:
             # the first gemm's end (its tiles' wait included), and the spread of starts and ends
             first = [int(x) - int(last[:, 0].min()) for x in last[:, 7]]
-            med = lambda xs: statistics.median(xs)
             phase_clocks.update({
-                "first_gemm_ns_median": med([f - s for f, s in zip(first, start)]),
+                "first_gemm_ns_median": statistics.median([f - s for f, s in zip(first, start)]),
                 "first_gemm_ns_max": max(f - s for f, s in zip(first, start)),
-                "loop_after_first_ns_median": med([l - f for l, f in zip(loop_end, first)]),
+                "loop_after_first_ns_median": statistics.median([l - f for l, f in zip(loop_end, first)]),
                 "start_spread_ns": max(start) - min(start), "end_spread_ns": max(end) - min(end),
                 "loop_end_spread_ns": max(loop_end) - min(loop_end), "first_gemm_ns": first})
             print(f"  first gemm done {phase_clocks['first_gemm_ns_median'] / 1e3:.2f} us after the start (max "

@@ -68,13 +68,24 @@ def block_stream(n_tiles, rows, cols, grid, iters, num_stages, stride, threads=1
     return main
 
 
+def _row_policy(M: int, threads: int):
+    """The gemm warp policy of the microbenchmarks' fragments: whole rows per warp where M has 64
+    rows for each warpgroup (the layout of flash attention's acc_s), else square."""
+    return T.GemmWarpPolicy.FullRow if M >= 64 * (threads // 128) else T.GemmWarpPolicy.Square
+
+
+def timer_columns(loop_clock: bool = False, first_gemm: bool = False) -> int:
+    """Columns of timed_matmul's Times tensor for its switches (see its docstring)."""
+    return 8 if first_gemm else (7 if loop_clock else 6)
+
+
 @tilelang.jit
 def gemm_loop(M, N, K, threads, iters, grid, dtype="float16"):
     """Tensor-core issue rate of one gemm tile shape: each block loads A (M x K) and B (N x K)
     into shared memory once, then calls T.gemm(A_s, B_s^T, C) `iters` times in a plain loop (each
     call is TileLang's wgmma sequence: fence, issue, commit, wait for completion), and stores C.
     Time per call = the gemm's cost inside a main loop when its operands are already in place."""
-    policy = T.GemmWarpPolicy.FullRow if M >= 64 * (threads // 128) else T.GemmWarpPolicy.Square
+    policy = _row_policy(M, threads)
 
     @T.prim_func
     def main(A: T.Tensor((M, K), dtype), B: T.Tensor((N, K), dtype), Out: T.Tensor((grid * M, N), "float32")):
@@ -99,7 +110,7 @@ def reduce_chain(M, N, threads, iters, grid):
     and a sub each), so iterations form one dependent chain, as flash attention's online softmax
     does.  The fragment is first written by a T.gemm so it has the gemm accumulator's layout
     (rows spread over 4 threads, as acc_s in flash attention)."""
-    policy = T.GemmWarpPolicy.FullRow if M >= 64 * (threads // 128) else T.GemmWarpPolicy.Square
+    policy = _row_policy(M, threads)
 
     @T.prim_func
     def main(A: T.Tensor((M, 64), "float16"), B: T.Tensor((N, 64), "float16"),
@@ -129,7 +140,7 @@ def div_chain(M, N, threads, iters, grid, op="div"):
     IEEE division as TileLang emits it without fast math) or multiplies (op "mul", the control)
     every element by its row's value, so iterations form one dependent chain per element and the
     elements of one iteration are independent."""
-    policy = T.GemmWarpPolicy.FullRow if M >= 64 * (threads // 128) else T.GemmWarpPolicy.Square
+    policy = _row_policy(M, threads)
 
     @T.prim_func
     def main(A: T.Tensor((M, 64), "float16"), B: T.Tensor((N, 64), "float16"),
@@ -177,14 +188,15 @@ def timed_matmul(M, N, K, block_M, block_N, block_K, num_stages, threads, dtype=
     is written when Times has one.  epilogue: "direct" stores the accumulator fragment to C (T.copy(C_local, C)),
     "shared" stages it through shared memory first (T.copy(C_local, C_shared); T.copy(C_shared, C)).
     first_gemm: Times has eight columns and the eighth is the GPU timer after the loop's first gemm
-    was issued (the consumer has waited for the first tiles: the prologue's end)."""
+    has completed (the consumer waited for the first tiles, then for its wgmma: the prologue's end
+    plus one gemm)."""
     gx, gy = (N + block_N - 1) // block_N, (M + block_M - 1) // block_M
     if epilogue not in ("direct", "shared"):
         raise ValueError(f"epilogue {epilogue!r}: 'direct' or 'shared'")
 
     @T.prim_func
     def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype),
-             Times: T.Tensor((gx * gy, 8 if first_gemm else (7 if loop_clock else 6)), "int64")):
+             Times: T.Tensor((gx * gy, timer_columns(loop_clock, first_gemm)), "int64")):
         with T.Kernel(gx, gy, threads=threads) as (bx, by):
             T.import_source(TIMER_SOURCE)
             tx = T.get_thread_binding()
