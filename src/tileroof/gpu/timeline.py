@@ -105,6 +105,88 @@ CONFIGS_11 = tuple((M, N, K, bm, bn, 64, 3, t, False, "direct")
 # method): the clock of one-wave loops, whose 128x256 iterations run 4-14 % slower than the model's
 # at its 1748 MHz cap
 
+# thirteenth run (session 13): the grouped GEMM's loop with its groups written out
+# (corpus.upstream._grouped_probes, sweep grouped_fp16's tiles), cp.async without producer warps at
+# 2-4 blocks per SM and its TMA twin at one: the 64x128 cp.async launches read 1.6-2.4x the DRAM
+# bytes the in-step L2 model gives while the TMA twin and the 128x128 control are exact -- are the
+# blocks that share an A tile (gx launches apart) still in step?  (kind, G, M, N, K, bM, bN, bK,
+# stages, threads)
+CONFIGS_13 = tuple(("cpasync", 8, 8192, 4096, 4096) + c for c in (
+    (64, 128, 64, 2, 256), (64, 128, 64, 3, 128), (128, 128, 32, 3, 128), (64, 64, 64, 3, 128),
+    (128, 128, 64, 2, 256), (64, 256, 64, 2, 256), (128, 256, 32, 2, 256))) + (
+    ("tma", 8, 8192, 4096, 4096, 64, 128, 64, 2, 256),
+    ("cpasync", 1, 4096, 4096, 4096, 64, 128, 64, 2, 128), ("cpasync", 1, 4096, 4096, 4096, 128, 128, 32, 3, 128))
+
+
+def affine_run(out: Path, runs: int) -> int:
+    """Timeline set 13: tl_kernels.timed_affine_* per-block timers for CONFIGS_13 (start, loop end,
+    end, SM), with summarise's per-wave sharer gaps for the blocks gx launches apart (same A tile)."""
+    import torch
+
+    from .provenance import base_provenance, write_record
+    from .derive import sm_pace
+    from .timing import flush_buffer
+    from .tl_kernels import timed_affine_cpasync, timed_affine_tma
+    prov = base_provenance("timeline", touch_gpu=True)
+    t0 = time.time()
+    keys = ("G", "M", "N", "K", "block_M", "block_N", "block_K", "num_stages", "threads")
+    params = [(c[0], dict(zip(keys, c[1:]))) for c in CONFIGS_13]
+    compiled = {}
+    for kind, fn in (("cpasync", timed_affine_cpasync), ("tma", timed_affine_tma)):
+        ps = [p for k_, p in params if k_ == kind]
+        compiled[kind] = dict(zip(range(len(ps)), fn.par_compile(ps, num_workers=16, ignore_error=True)))
+    flush = flush_buffer()
+    results = []
+    seen = {"cpasync": 0, "tma": 0}
+    for kind, p in params:
+        k = compiled[kind][seen[kind]]
+        seen[kind] += 1
+        if k is None:
+            results.append({"kind": kind, "params": p, "error": "did not compile"})
+            continue
+        G, M, N, K = p["G"], p["M"], p["N"], p["K"]
+        gx, gy = -(-M // p["block_M"]), -(-N // p["block_N"])
+        A = torch.randn((M, K), dtype=torch.float16, device="cuda")
+        B = torch.randn((G, K, N), dtype=torch.float16, device="cuda")
+        C = torch.empty((M, N), dtype=torch.float16, device="cuda")
+        times = torch.zeros((gx * gy, 4), dtype=torch.int64, device="cuda")
+        k(A, B, C, times)
+        runs_ = []
+        for _ in range(runs):
+            _run_after_flush(k, (A, B, C, times), flush)
+            runs_.append(times.cpu())
+        rows = M // G
+        ok = bool(torch.allclose(C[:64, :64].float(), A[:64].float() @ B[0, :, :64].float(), rtol=2e-2, atol=1e-1)
+                  and torch.allclose(C[M - rows:M - rows + 64, :64].float(),
+                                     A[M - rows:M - rows + 64].float() @ B[G - 1, :, :64].float(), rtol=2e-2, atol=1e-1))
+        last = runs_[-1]
+        base = int(last[:, 0].min())
+        start, loop_end, end = ([int(x) - base for x in last[:, c]] for c in range(3))
+        smid = [int(x) for x in last[:, 3]]
+        ev = sorted([(s, 1) for s in start] + [(e, -1) for e in end])
+        alive = slots = 0
+        for _, d in ev:
+            alive += d
+            slots = max(slots, alive)
+        summ = [summarise([int(x) - int(r[:, 0].min()) for x in r[:, 0]], [int(x) - int(r[:, 0].min()) for x in r[:, 2]],
+                          gx, slots) for r in runs_]
+        pace = sm_pace(start, end, smid)
+        results.append({"kind": kind, "params": p, "grid": [gx, gy], "correct_corner": ok, "resident_blocks": slots,
+                        "sm_pace": pace, "summary_per_run": summ, "start_ns": start, "loop_end_ns": loop_end,
+                        "end_ns": end, "smid": smid})
+        print(f"{kind} G{G} {M}x{N}x{K} {p['block_M']}x{p['block_N']}x{p['block_K']} s{p['num_stages']} "
+              f"t{p['threads']}: block {summ[-1]['block_median_ns'] / 1e3:.1f} us (p10 {summ[-1]['block_p10_ns'] / 1e3:.1f}, "
+              f"p90 {summ[-1]['block_p90_ns'] / 1e3:.1f}), kernel {summ[-1]['kernel_ns'] / 1e3:.0f} us, resident {slots}, "
+              f"SM pace spread {pace['std_over_mean']:.3f}{'' if ok else ' WRONG RESULT'}; A-sharer gap / T by wave "
+              + " ".join(f"{w['sharer_gap_median_over_T']:.2f}" if w["sharer_gap_median_over_T"] is not None else "-"
+                         for w in summ[-1]["waves"]))
+        del A, B, C, times
+    path = write_record(out, prov, t0, {"sm_count": torch.cuda.get_device_properties(0).multi_processor_count,
+                                        "results": results}, __doc__)
+    print(f"wrote {path}")
+    return 0
+
+
 # ninth run (session 7): where a flash-attention block's time goes (prologue: the Q tile and the
 # fills; the key-tile loop; the epilogue) and the gap to the SM's next block, one and many waves
 CONFIGS_9 = tuple(dict(batch=b, heads=h, seq_len=s, dim=d, block_M=bm, block_N=bn, num_stages=st, threads=t)
@@ -199,10 +281,12 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--set", type=int, default=1, choices=tuple(range(1, 13)), help="configuration set")
+    ap.add_argument("--set", type=int, default=1, choices=tuple(range(1, 14)), help="configuration set")
     a = ap.parse_args(argv)
     if a.set == 9:
         return attention_run(a.out, a.runs)
+    if a.set == 13:
+        return affine_run(a.out, a.runs)
     import torch
 
     from .provenance import base_provenance, write_record

@@ -381,3 +381,49 @@ def timed_attention(batch, heads, seq_len, dim, block_M=128, block_N=128, num_st
                 Times[row, 6] = T.call_extern("int64", "tr_clock")
 
     return main
+
+
+def _timed_affine_body(G, M, N, K, block_M, block_N, block_K, num_stages, threads, dtype):
+    """corpus.upstream._grouped_affine_body (the grouped GEMM's loop with its groups written out:
+    grid (M tiles, N tiles), M fastest, block bx reads B of group bx * G // gx) that also records
+    per block Times[by * gx + bx] = (GPU timer at thread 0's start, after the main loop, after the
+    store; SM id)."""
+    gx = (M + block_M - 1) // block_M
+
+    @T.prim_func
+    def main(A: T.Tensor([M, K], dtype), B: T.Tensor([G, K, N], dtype), C: T.Tensor([M, N], dtype),
+             Times: T.Tensor((gx * T.ceildiv(N, block_N), 4), "int64")):
+        with T.Kernel(gx, T.ceildiv(N, block_N), threads=threads) as (bx, by):
+            T.import_source(TIMER_SOURCE)
+            tx = T.get_thread_binding()
+            A_shared = T.alloc_shared([block_M, block_K], dtype)
+            B_shared = T.alloc_shared([block_K, block_N], dtype)
+            C_local = T.alloc_fragment([block_M, block_N], "float32")
+            if tx == 0:
+                Times[by * gx + bx, 0] = T.call_extern("int64", "tr_globaltimer")
+            T.clear(C_local)
+            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
+                T.copy(A[bx * block_M, k * block_K], A_shared)
+                T.copy(B[bx * G // gx, k * block_K, by * block_N], B_shared)
+                T.gemm(A_shared, B_shared, C_local)
+            if tx == 0:
+                Times[by * gx + bx, 1] = T.call_extern("int64", "tr_globaltimer")
+            T.copy(C_local, C[bx * block_M, by * block_N])
+            if tx == 0:
+                Times[by * gx + bx, 2] = T.call_extern("int64", "tr_globaltimer")
+                Times[by * gx + bx, 3] = T.call_extern("int64", "tr_smid")
+
+    return main
+
+
+@tilelang.jit(pass_configs={"tl.disable_tma_lower": True, "tl.disable_warp_specialized": True})
+def timed_affine_cpasync(G, M, N, K, block_M=64, block_N=128, block_K=64, num_stages=2, threads=256,
+                         dtype="float16"):
+    """_timed_affine_body with the grouped GEMM's pass configs (cp.async loads, no producer warps)."""
+    return _timed_affine_body(G, M, N, K, block_M, block_N, block_K, num_stages, threads, dtype)
+
+
+@tilelang.jit
+def timed_affine_tma(G, M, N, K, block_M=64, block_N=128, block_K=64, num_stages=2, threads=256, dtype="float16"):
+    """_timed_affine_body with TileLang's default passes (TMA loads, warp specialisation)."""
+    return _timed_affine_body(G, M, N, K, block_M, block_N, block_K, num_stages, threads, dtype)
