@@ -183,8 +183,12 @@ def timeline_kind(doc: dict) -> str:
     (set 10: set 8's launches again with the loop's SM clock apart; these two feed only
     tensor_clock_entry), "wave" (sets 11 and 12: one-wave launches with the first gemm's time,
     which feed wave_store_entries), "epilogue" (set 8: the GEMM epilogue, which feeds
-    epilogue_entries and tensor_clock_entry) or "pace" (the other sets, which feed pace_entries)."""
+    epilogue_entries and tensor_clock_entry), "stagger" (set 13: the grouped GEMM's loop, cp.async
+    and TMA, read by benchmarks/stagger.py; it feeds no profile entry) or "pace" (the other sets,
+    which feed pace_entries)."""
     results = doc.get("results", [])
+    if any(r.get("kind") in ("cpasync", "tma") for r in results):
+        return "stagger"
     if any("seq_len" in r.get("params", {}) for r in results):
         return "attention"
     if any("first_gemm_ns_median" in r for r in results):

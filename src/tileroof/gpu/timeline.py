@@ -116,49 +116,74 @@ CONFIGS_13 = tuple(("cpasync", 8, 8192, 4096, 4096) + c for c in (
     (128, 128, 64, 2, 256), (64, 256, 64, 2, 256), (128, 256, 32, 2, 256))) + (
     ("tma", 8, 8192, 4096, 4096, 64, 128, 64, 2, 256),
     ("cpasync", 1, 4096, 4096, 4096, 64, 128, 64, 2, 128), ("cpasync", 1, 4096, 4096, 4096, 128, 128, 32, 3, 128))
+# fourteenth run (session 13): upstream's grouped GEMM itself (tl_kernels.timed_grouped_gemm, the
+# sweep grouped_fp16's groups, its 64x128 tiles read 1.4-1.6x the in-step model's DRAM where the
+# affine control's 128x128 reads 1.0x), the affine 64x128 at 128 threads (4 blocks per SM with 16
+# warps, against 32 at 256 threads), and set 13's 64x128 256-thread launch again (repeatability).
+# ("grouped", block_M, block_N, block_K, stages, threads) or set 13's tuple
+CONFIGS_14 = tuple(("grouped",) + c for c in ((64, 128, 64, 2, 256), (64, 128, 64, 3, 128), (128, 128, 32, 3, 128),
+                                               (64, 256, 64, 2, 256))) + (
+    ("cpasync", 8, 8192, 4096, 4096, 64, 128, 64, 2, 128), ("cpasync", 8, 8192, 4096, 4096, 64, 128, 64, 2, 256))
 
 
-def affine_run(out: Path, runs: int) -> int:
-    """Timeline set 13: tl_kernels.timed_affine_* per-block timers for CONFIGS_13 (start, loop end,
-    end, SM), with summarise's per-wave sharer gaps for the blocks gx launches apart (same A tile)."""
+def affine_run(out: Path, runs: int, configs=None) -> int:
+    """Timeline sets 13 and 14: tl_kernels.timed_affine_* / timed_grouped_gemm per-block timers
+    for CONFIGS_13 / CONFIGS_14 (start, loop end, end, SM), with summarise's per-wave sharer gaps
+    for the blocks gx launches apart (same A tile)."""
     import torch
 
+    from ..corpus.upstream import _GROUP_SIZES, _grouped_inputs, _grouped_ref
     from .provenance import base_provenance, write_record
     from .derive import sm_pace
     from .timing import flush_buffer
-    from .tl_kernels import timed_affine_cpasync, timed_affine_tma
+    from .tl_kernels import timed_affine_cpasync, timed_affine_tma, timed_grouped_gemm
     prov = base_provenance("timeline", touch_gpu=True)
     t0 = time.time()
     keys = ("G", "M", "N", "K", "block_M", "block_N", "block_K", "num_stages", "threads")
-    params = [(c[0], dict(zip(keys, c[1:]))) for c in CONFIGS_13]
+    gkeys = ("block_M", "block_N", "block_K", "num_stages", "threads")
+    params = [(c[0], dict(batch_sizes_list=tuple(_GROUP_SIZES), K=4096, N=4096, dtype="float16", **dict(zip(gkeys, c[1:]))))
+              if c[0] == "grouped" else (c[0], dict(zip(keys, c[1:]))) for c in (configs or CONFIGS_13)]
     compiled = {}
-    for kind, fn in (("cpasync", timed_affine_cpasync), ("tma", timed_affine_tma)):
+    for kind, fn in (("cpasync", timed_affine_cpasync), ("tma", timed_affine_tma), ("grouped", timed_grouped_gemm)):
         ps = [p for k_, p in params if k_ == kind]
+        if not ps:
+            continue
         compiled[kind] = dict(zip(range(len(ps)), fn.par_compile(ps, num_workers=16, ignore_error=True)))
     flush = flush_buffer()
     results = []
-    seen = {"cpasync": 0, "tma": 0}
+    seen = {"cpasync": 0, "tma": 0, "grouped": 0}
     for kind, p in params:
         k = compiled[kind][seen[kind]]
         seen[kind] += 1
         if k is None:
             results.append({"kind": kind, "params": p, "error": "did not compile"})
             continue
-        G, M, N, K = p["G"], p["M"], p["N"], p["K"]
-        gx, gy = -(-M // p["block_M"]), -(-N // p["block_N"])
-        A = torch.randn((M, K), dtype=torch.float16, device="cuda")
-        B = torch.randn((G, K, N), dtype=torch.float16, device="cuda")
-        C = torch.empty((M, N), dtype=torch.float16, device="cuda")
+        if kind == "grouped":
+            sizes = p["batch_sizes_list"]
+            G, M, N, K = len(sizes), sum(sizes), p["N"], p["K"]
+            gx, gy = -(-M // p["block_M"]) + G, -(-N // p["block_N"])
+            args = _grouped_inputs(p, "cuda")
+        else:
+            G, M, N, K = p["G"], p["M"], p["N"], p["K"]
+            gx, gy = -(-M // p["block_M"]), -(-N // p["block_N"])
+            args = [torch.randn((M, K), dtype=torch.float16, device="cuda"),
+                    torch.randn((G, K, N), dtype=torch.float16, device="cuda"),
+                    torch.empty((M, N), dtype=torch.float16, device="cuda")]
         times = torch.zeros((gx * gy, 4), dtype=torch.int64, device="cuda")
-        k(A, B, C, times)
+        k(*args, times)
         runs_ = []
         for _ in range(runs):
-            _run_after_flush(k, (A, B, C, times), flush)
+            _run_after_flush(k, (*args, times), flush)
             runs_.append(times.cpu())
-        rows = M // G
-        ok = bool(torch.allclose(C[:64, :64].float(), A[:64].float() @ B[0, :, :64].float(), rtol=2e-2, atol=1e-1)
-                  and torch.allclose(C[M - rows:M - rows + 64, :64].float(),
-                                     A[M - rows:M - rows + 64].float() @ B[G - 1, :, :64].float(), rtol=2e-2, atol=1e-1))
+        A, B, C = args[:3]
+        if kind == "grouped":
+            ok = bool(torch.allclose(C.float(), _grouped_ref(args)[2], rtol=1e-2, atol=1e-1))
+        else:
+            rows = M // G
+            ok = bool(torch.allclose(C[:64, :64].float(), A[:64].float() @ B[0, :, :64].float(), rtol=2e-2, atol=1e-1)
+                      and torch.allclose(C[M - rows:M - rows + 64, :64].float(),
+                                         A[M - rows:M - rows + 64].float() @ B[G - 1, :, :64].float(), rtol=2e-2,
+                                         atol=1e-1))
         last = runs_[-1]
         base = int(last[:, 0].min())
         start, loop_end, end = ([int(x) - base for x in last[:, c]] for c in range(3))
@@ -180,7 +205,7 @@ def affine_run(out: Path, runs: int) -> int:
               f"SM pace spread {pace['std_over_mean']:.3f}{'' if ok else ' WRONG RESULT'}; A-sharer gap / T by wave "
               + " ".join(f"{w['sharer_gap_median_over_T']:.2f}" if w["sharer_gap_median_over_T"] is not None else "-"
                          for w in summ[-1]["waves"]))
-        del A, B, C, times
+        del A, B, C, args, times
     path = write_record(out, prov, t0, {"sm_count": torch.cuda.get_device_properties(0).multi_processor_count,
                                         "results": results}, __doc__)
     print(f"wrote {path}")
@@ -281,12 +306,12 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--set", type=int, default=1, choices=tuple(range(1, 14)), help="configuration set")
+    ap.add_argument("--set", type=int, default=1, choices=tuple(range(1, 15)), help="configuration set")
     a = ap.parse_args(argv)
     if a.set == 9:
         return attention_run(a.out, a.runs)
-    if a.set == 13:
-        return affine_run(a.out, a.runs)
+    if a.set in (13, 14):
+        return affine_run(a.out, a.runs, CONFIGS_13 if a.set == 13 else CONFIGS_14)
     import torch
 
     from .provenance import base_provenance, write_record

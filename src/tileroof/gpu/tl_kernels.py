@@ -427,3 +427,53 @@ def timed_affine_cpasync(G, M, N, K, block_M=64, block_N=128, block_K=64, num_st
 def timed_affine_tma(G, M, N, K, block_M=64, block_N=128, block_K=64, num_stages=2, threads=256, dtype="float16"):
     """_timed_affine_body with TileLang's default passes (TMA loads, warp specialisation)."""
     return _timed_affine_body(G, M, N, K, block_M, block_N, block_K, num_stages, threads, dtype)
+
+
+@tilelang.jit(pass_configs={"tl.disable_tma_lower": True, "tl.disable_warp_specialized": True})
+def timed_grouped_gemm(batch_sizes_list, K, N, block_M=64, block_N=128, block_K=64, num_stages=2, threads=256,
+                       dtype="float16"):
+    """corpus.upstream.grouped_gemm (upstream's example_grouped_gemm_fwd: each block finds its group
+    by a scan of the padded offsets) that also records per block Times[by * gx + bx] = (GPU timer at
+    thread 0's start, after the main loop, after the store; SM id), gx = ceil(total / block_M) + groups."""
+    batch_sum = sum(batch_sizes_list)
+    batch_count = len(batch_sizes_list)
+    gx = (batch_sum + block_M - 1) // block_M + batch_count
+
+    @T.prim_func
+    def main(A: T.Tensor([batch_sum, K], dtype), B: T.Tensor([batch_count, K, N], dtype),
+             C: T.Tensor([batch_sum, N], dtype), batch_sizes: T.Tensor([batch_count], "int32"),
+             batch_offsets: T.Tensor([batch_count], "int32"), batch_padded_offsets: T.Tensor([batch_count], "int32"),
+             Times: T.Tensor((gx * T.ceildiv(N, block_N), 4), "int64")):
+        with T.Kernel(gx, T.ceildiv(N, block_N), threads=threads) as (bx, by):
+            T.import_source(TIMER_SOURCE)
+            tx = T.get_thread_binding()
+            A_shared = T.alloc_shared([block_M, block_K], dtype)
+            B_shared = T.alloc_shared([block_K, block_N], dtype)
+            C_local = T.alloc_fragment([block_M, block_N], "float32")
+            cur_batch_idx = T.alloc_local([1], "int32")
+            cur_batch_size = T.alloc_local([1], "int32")
+            if tx == 0:
+                Times[by * gx + bx, 0] = T.call_extern("int64", "tr_globaltimer")
+            m_start_padded = bx * block_M
+            for i in range(batch_count):
+                in_cur_batch_idx = (m_start_padded >= batch_padded_offsets[i])
+                cur_batch_idx[0] = T.if_then_else(in_cur_batch_idx, i, cur_batch_idx[0])
+            cur_batch_size[0] = batch_sizes[cur_batch_idx[0]]
+            m_start = m_start_padded - batch_padded_offsets[cur_batch_idx[0]] + batch_offsets[cur_batch_idx[0]]
+            actual_rows = T.max(0, T.min(block_M, cur_batch_size[0] + batch_padded_offsets[cur_batch_idx[0]]
+                                         - m_start_padded))
+            T.clear(C_local)
+            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
+                T.copy(A[m_start:m_start + block_M, k * block_K:(k + 1) * block_K], A_shared)
+                T.copy(B[cur_batch_idx[0], k * block_K:(k + 1) * block_K, by * block_N:(by + 1) * block_N], B_shared)
+                T.gemm(A_shared, B_shared, C_local)
+            if tx == 0:
+                Times[by * gx + bx, 1] = T.call_extern("int64", "tr_globaltimer")
+            for i, j in T.Parallel(block_M, block_N):
+                with T.If(i < actual_rows), T.Then():
+                    C[m_start + i, by * block_N + j] = C_local[i, j]
+            if tx == 0:
+                Times[by * gx + bx, 2] = T.call_extern("int64", "tr_globaltimer")
+                Times[by * gx + bx, 3] = T.call_extern("int64", "tr_smid")
+
+    return main
