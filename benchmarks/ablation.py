@@ -232,12 +232,19 @@ S12 = [
 ]
 
 
+# session 13, switched off alone: co-resident blocks finish in arrival order (timeline sets 13-14)
+S13 = [
+    ("blocks sharing an SM finish in arrival order, their successors start staggered (off: in step)",
+     [(devices, "load", _without("block_stagger_per_warp"))]),
+]
+
+
 def leave_one_out() -> int:
     print("| switched off | holdout time med | holdout time p90 | all time med | all time p90 | DRAM med | DRAM p90 "
           "| DRAM worst | Kendall tau per sweep |")
     print("|---|---|---|---|---|---|---|---|---|")
     run("nothing (the current model)", [], len(S9))
-    for label, stack in S11 + S12:
+    for label, stack in S11 + S12 + S13:
         run(label, stack, len(S9))
     return 0
 

@@ -138,10 +138,12 @@ def main(argv=None) -> int:
     # one-wave launches (set 11): the store rate of a whole wave storing at once
     waves = [(p, r) for p, r in timelines if derive.timeline_kind(r) == "wave"]
     paces = [(p, r) for p, r in timelines if derive.timeline_kind(r) == "pace"]
+    # the grouped GEMM's loop at several blocks per SM (sets 13-14): how far apart they finish
+    staggers = [(p, r) for p, r in timelines if derive.timeline_kind(r) == "stagger"]
     # the short launches of the epilogue and attention sets give the clock tensor work runs at
     clocked = [(p, r) for p, r in timelines if derive.timeline_kind(r) in ("epilogue", "attention", "clock")]
     for group, derive_entries in ((paces, derive.pace_entries), (epilogues, derive.epilogue_entries),
-                                  (waves, derive.wave_store_entries),
+                                  (waves, derive.wave_store_entries), (staggers, derive.stagger_entry),
                                   (clocked, derive.tensor_clock_entry)):
         if group:
             where = ("runs " + ", ".join(p.name for p, _ in group) + f", {group[0][1]['provenance'].get('gpu')}, commits "

@@ -11,7 +11,9 @@ import pytest
 
 import tileroof
 from tileroof import counts, devices, memory, model, score
+from tileroof import corpus
 from tileroof.corpus import CASES
+from tileroof.ir import trace as walk
 from tileroof.gpu import derive
 from tileroof.rank import order_key
 
@@ -224,7 +226,8 @@ def _timeline_kernels():
     out = []
     for f in sorted(glob.glob(str(score.DEFAULT_RESULTS / "timeline-*.json"))):
         for r in json.load(open(f))["results"]:
-            if "sm_pace" in r and r["params"]["K"] >= 4096:     # short-K blocks are mostly prologue/epilogue
+            # (sets 13-14 time other kernels: the grouped GEMM's loop, "kind" cpasync / tma / grouped)
+            if "sm_pace" in r and "kind" not in r and r["params"]["K"] >= 4096:     # short-K: mostly prologue/epilogue
                 out.append((f.rsplit("/", 1)[-1], r["params"], r["sm_pace"]["std_over_mean"]))
     return out
 
@@ -977,3 +980,61 @@ def test_attention_epilogue_against_timeline_set_9():
         pipe = tileroof.analyze(flash_attn_fwd, device=dev, is_causal=False, **r["params"]).timing.pipeline
         rest = pipe["prologue_epilogue_s"] - dev.block_fixed_s
         assert rest == pytest.approx(r["epilogue_ns_median"] * 1e-9, rel=0.35), r["params"]
+
+
+def test_stagger_adds_the_arrival_order_gap_from_the_second_wave_on():
+    """drift_misses with drift 0 and stagger 0.25: a follower in wave 1 has the gap spread
+    0.25 (0 x (1 + 1/2) + 0.25), the spread the test above has in wave 0 (0.5 x 1/2) -- the same
+    30 MB fixed point; a follower in the first wave (all blocks started together) re-fetches
+    nothing."""
+    ws = np.array([100e6, 100e6])
+    later = (np.ones(10, dtype=np.int64), np.full(10, 66.0), np.full(10, 10e6))
+    first = (np.zeros(10, dtype=np.int64), np.full(10, 66.0), np.full(10, 10e6))
+    assert memory.drift_misses([later], ws, 132, 0.0, 25e6, stagger=0.25)[0] == pytest.approx(30e6, rel=1e-9)
+    assert memory.drift_misses([first], ws, 132, 0.0, 25e6, stagger=0.25) == [0.0]
+    assert memory.drift_misses([later], ws, 132, 0.0, 25e6) == [0.0]
+
+
+def test_block_stagger_scales_with_blocks_and_warps_per_sm():
+    """4 blocks of 256 threads per SM (32 warps): 4 x 32 x the profile's step per warp; one block
+    per SM, or a grid that gives each SM one block, staggers nothing."""
+    dev = devices.load("h200")
+    assert dev.block_stagger_per_warp > 0
+    for name, per_sm, warps in (("probe_grouped_cpasync_bm64_bn128_bk64_s2_t256", 4, 32),
+                                ("probe_grouped_cpasync_bm128_bn128_bk32_s3_t128", 3, 12)):
+        c = corpus.get(name)
+        tr = walk(c.kernel, c.params)
+        occ = model.occupancy(tr, dev)
+        assert occ.blocks_per_sm == per_sm
+        assert model.block_stagger(tr, dev, occ) == pytest.approx(per_sm * warps * dev.block_stagger_per_warp)
+    c = corpus.get("probe_grouped_tma_bm64_bn128_bk64_s2_t256")
+    tr = walk(c.kernel, c.params)
+    assert model.block_stagger(tr, dev, model.occupancy(tr, dev)) == 0.0
+    c = corpus.get("gemm_nows_fp16_1024x1024x8192_bm128_bn128_bk64_s2_t256")      # 64 blocks: one per SM
+    tr = walk(c.kernel, c.params)
+    assert model.occupancy(tr, dev).blocks_per_sm >= 2
+    assert model.block_stagger(tr, dev, model.occupancy(tr, dev)) == 0.0
+
+
+def test_stagger_levels_of_a_hand_made_timeline():
+    """Two SMs, two blocks each (4 resident), grid (4, 2).  Wave 0 starts at 0 and ends at
+    10, 10, 14, 14 (blocks 0-3 on SMs 0, 1, 0, 1); each replacement runs 12: durations median 12.
+    Levels: 10/12 and 14/12, spacing 4/12.  Blocks 6 and 7 start 4 after blocks 4 and 5 (d = 2,
+    one wave): gap 1/3, c = 1/3 x 4 / 2 = 2/3; d = 4 crosses the wave, no pair."""
+    r = {"start_ns": [0, 0, 0, 0, 10, 10, 14, 14], "end_ns": [10, 10, 14, 14, 22, 22, 26, 26],
+         "smid": [0, 1, 0, 1, 0, 1, 0, 1], "resident_blocks": 4, "grid": [4, 2], "params": {"threads": 128}}
+    a = derive.stagger_levels(r, 2)
+    assert a["per_sm"] == 2 and a["warps_per_sm"] == 8
+    assert a["levels"] == pytest.approx([10 / 12, 14 / 12])
+    assert a["spacing"] == pytest.approx(4 / 12)
+    assert set(a["gaps"]) == {2}
+    assert a["gaps"][2] == pytest.approx((1 / 3, 2 / 3))
+
+
+def test_block_stagger_in_the_profile_comes_from_the_recorded_timelines():
+    docs = [json.loads(Path(f).read_text()) for f in sorted(glob.glob(str(RESULTS / "timeline-*.json")))]
+    docs = [d for d in docs if derive.timeline_kind(d) == "stagger"]
+    assert len(docs) >= 2
+    entry = derive.stagger_entry(docs, "test")["block_stagger_per_resident_warp"]
+    assert entry["value"] == pytest.approx(devices.load("h200").block_stagger_per_warp, abs=1e-5)
+    assert len(entry["launch_values"]) >= 10

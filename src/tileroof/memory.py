@@ -262,7 +262,7 @@ def local_spill(mem: MemoryEstimate, bytes_per_iteration: float, block_iteration
 
 
 def drift_misses(followers: list, working_set, slots: int, drift: float, capacity: float,
-                 hit_curve: tuple = ()) -> list:
+                 hit_curve: tuple = (), stagger: float = 0.0) -> list:
     """Bytes re-fetched from DRAM, per operand, because blocks that share a tile inside one wave
     reach it at different times.
 
@@ -276,15 +276,21 @@ def drift_misses(followers: list, working_set, slots: int, drift: float, capacit
     gap time x that rate; the hit curve gives the share still in L2.  The rate and the misses are
     solved together (a few fixed-point steps).
 
+    `stagger`: blocks sharing an SM finish in the order they arrived (timeline sets 13-14: the first
+    wave's ends step by a share of a block time per level), so from the second wave on the blocks
+    that replace them start that far apart too: a gap of gap/slots x stagger block times, in every
+    wave after the first, on top of the drift's.
+
     `followers`: per operand, (wave, gap in launches, bytes) of every block that reads a tile an
     earlier block of its wave reads too."""
     out = [0.0] * len(followers)
     live = [i for i, f in enumerate(followers) if f is not None and f[0].size]
-    if drift <= 0 or not live:
+    if (drift <= 0 and stagger <= 0) or not live:
         return out
     q = _DECILES
     # a follower's median gap to its sharer, in block times: gap / slots x this, by wave
-    spread = np.minimum(drift * (np.arange(working_set.size) + 0.5), 1.0)
+    w = np.arange(working_set.size)
+    spread = np.minimum(drift * (w + 0.5) + stagger * (w >= 1), 1.0)
     # no sharer can miss when even the longest distance (no re-fetches yet) is one the cache holds
     # whole (the feedback only starts from misses); in each wave the longest is the widest gap's
     sure_hit = hit_curve[0][0] if hit_curve else capacity
@@ -383,7 +389,8 @@ def estimate(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: int
 
 def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: int = 1, hit_curve: tuple = (),
               states: tuple = ((0.0, 1),), order=None) -> list:
-    """One MemoryEstimate per (drift, merge_group) of `states` (see estimate): the launch order,
+    """One MemoryEstimate per (drift, merge_group[, stagger]) of `states` (see estimate and
+    drift_misses): the launch order,
     the tiles each wave touches and their reuse distances are worked out once for all of them.
     order: launch_order(trace), where the caller has it already."""
     gx, gy, gz = trace.grid
@@ -522,9 +529,9 @@ def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: in
                  for _, _, _, pairs in tiled]
 
     out = []
-    for drift, merge_group in states:
+    for drift, merge_group, *rest in states:
         merge_group = max(int(merge_group or 1), 1)
-        late_by_op = drift_misses(followers, working_set, slots, drift, capacity, hit_curve)
+        late_by_op = drift_misses(followers, working_set, slots, drift, capacity, hit_curve, rest[0] if rest else 0.0)
         dram_read = 0.0
         per_operand = []
         for (rec, op, nbytes, pairs), late, (d, note, floor) in zip(tiled, late_by_op, in_step):

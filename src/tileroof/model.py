@@ -840,6 +840,20 @@ def _clocked(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, ti
     return timed, clock, clocked
 
 
+def block_stagger(trace: KernelTrace, dev: Device, occ: Occupancy) -> float:
+    """How far apart, as a share of a block time per level, the blocks sharing an SM finish: they
+    finish in the order they arrived (tileroof.gpu.timeline sets 13-14, benchmarks/stagger.py: the
+    first wave's ends step by 0.4 % of a block time per warp resident on the SM -- 0.12 with 4
+    blocks of 8 warps, 0.06 with 4 of 4 or 2 of 8), and the blocks that replace them start as
+    staggered: sharers `gap` launches apart then start gap / slots x n x step block times apart
+    (memory.drift_misses), n the blocks per SM.  0 with one block per SM."""
+    per_sm = min(occ.blocks_per_sm, -(-max(trace.num_blocks, 1) // dev.sm_count))
+    if per_sm < 2 or not dev.block_stagger_per_warp:
+        return 0.0
+    warps = per_sm * -(-occ.threads_per_block // 32)
+    return per_sm * warps * dev.block_stagger_per_warp
+
+
 def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
     occ = occupancy(trace, dev)
     slots = occ.blocks_per_sm * dev.sm_count
@@ -847,9 +861,11 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
     # the launch with its blocks in step, and (where the device knows how fast SMs drift apart) the
     # same launch with them drifting apart: TPC mates then no longer send their requests together,
     # so nothing merges
-    states = ((dev.pace_spread, dev.l2_merge_group),)
+    # (co-resident blocks finish in arrival order while the SM sets their pace; once memory sets it --
+    # drifting -- they do not: the L2-bound 64x64 launch of timeline set 13 steps 0.007 per level)
+    states = ((dev.pace_spread, dev.l2_merge_group, block_stagger(trace, dev, occ)),)
     if dev.pace_spread_drifting > dev.pace_spread:
-        states += ((dev.pace_spread_drifting, 1),)
+        states += ((dev.pace_spread_drifting, 1, 0.0),)
     order = memory.launch_order(trace)
     tile_mem, *drifted = memory.estimates(trace, slots, dev.l2_bytes, dev.l2_partitions, dev.l2_hit_curve, states,
                                           order)

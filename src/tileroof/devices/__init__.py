@@ -50,6 +50,7 @@ _SPECS = {
     "reduce_latency_ns": ("reduce_latency_s", 1e-9),
     "sm_pace_spread": ("pace_spread", 1),
     "sm_pace_spread_drifting": ("pace_spread_drifting", 1),
+    "block_stagger_per_resident_warp": ("block_stagger_per_warp", 1),
     "l2_request_merge_sms": ("l2_merge_group", 1),
     "gemm_iteration_cycles": ("gemm_iteration_cycles", 1),
     "gemm_iteration_cycles_overlapped": ("gemm_iteration_cycles_overlapped", 1),
@@ -132,6 +133,9 @@ class Device:
     reduce_latency_s: float = 0.0         # latency one row reduction adds to a loop iteration
     pace_spread: float = 0.0              # relative std of the SMs' pace on identical blocks (typical)
     pace_spread_drifting: float = 0.0     # ... in the kernels seen to drift apart (DRAM-saturated)
+    # blocks sharing an SM finish in arrival order, each level a share of a block time after the one
+    # before per warp resident on the SM (timeline sets 13-14; 0 = in step)
+    block_stagger_per_warp: float = 0.0
     tensor_per_clk: dict = field(default_factory=dict)  # dtype -> dense tensor FLOP per clock per SM (peak)
     gemm_iteration_cycles: float = 0.0    # one consumer warpgroup: cycles a pipelined gemm iteration adds to its math
     gemm_iteration_cycles_overlapped: float = 0.0  # several: cycles one's iteration adds to its share of the math

@@ -200,6 +200,60 @@ def timeline_kind(doc: dict) -> str:
     return "pace"
 
 
+def stagger_levels(r: dict, sms: int) -> dict:
+    """One launch of timeline sets 13-14 (per-block start / end / SM): blocks per SM and warps per
+    SM; the first wave's end times over the median block time T by the block's place on its SM
+    (level 0: the first block the SM received); the level spacing (the mean step between levels);
+    and for blocks d launches apart in one later wave, the median start gap over T at d = 32,
+    gx / 2 and gx (blocks gx apart share an A tile) with c = gap x slots / d (1: starts spread
+    evenly over a block time, 0: in step)."""
+    s, e, sm = r["start_ns"], r["end_ns"], r["smid"]
+    R = r["resident_blocks"]
+    gx = r["grid"][0]
+    n = len(s)
+    T = statistics.median(b - a for a, b in zip(s, e))
+    per_sm = max(R // sms, 1)
+    by_sm: dict = {}
+    for b in range(min(R, n)):
+        by_sm.setdefault(sm[b], []).append((s[b], b, e[b]))
+    levels = [[] for _ in range(per_sm)]
+    for v in by_sm.values():
+        for i, (_, _, end) in enumerate(sorted(v)[:per_sm]):
+            levels[i].append(end / T)
+    lv = [statistics.median(x) for x in levels if x]
+    spacing = (lv[-1] - lv[0]) / (len(lv) - 1) if len(lv) > 1 else 0.0
+    gaps = {}
+    for d in sorted({32, gx // 2, gx}):
+        g = [(s[b] - s[b - d]) / T for b in range(R, n) if (b - d) // R == b // R]
+        if g:
+            gaps[d] = (statistics.median(g), statistics.median(g) * R / d)
+    return {"per_sm": per_sm, "warps_per_sm": r["params"]["threads"] // 32 * per_sm, "T_us": T / 1e3, "levels": lv,
+            "spacing": spacing, "gaps": gaps}
+
+
+def stagger_entry(docs: list, where: str) -> dict:
+    """block_stagger_per_resident_warp from timeline sets 13-14: per launch with two or more blocks
+    per SM, the first wave's level spacing (stagger_levels) over the warps resident on the SM;
+    the median over launches."""
+    vals = []
+    for d in docs:
+        for r in d.get("results", []):
+            if "start_ns" not in r:
+                continue
+            a = stagger_levels(r, d.get("sm_count", 132))
+            if a["per_sm"] >= 2:
+                vals.append(a["spacing"] / a["warps_per_sm"])
+    if not vals:
+        return {}
+    return {"block_stagger_per_resident_warp": {
+        "value": round(statistics.median(vals), 5), "unit": "1 (block times per level, per resident warp)",
+        "method": ("tileroof.gpu.timeline sets 13-14 (the grouped GEMM's loop, cp.async without producer warps, and "
+                   "upstream's grouped GEMM; benchmarks/stagger.py): blocks sharing an SM finish in arrival order; "
+                   "per launch of 2-4 blocks per SM the first wave's mean step between levels over the median block "
+                   f"time, over the warps resident on the SM; median of {len(vals)} launches [{where}]"),
+        "launch_values": [round(v, 5) for v in sorted(vals)]}}
+
+
 def epilogue_entries(docs: list, where: str) -> dict:
     """accumulator_store_ns_per_request and accumulator_store_queue_requests from timeline runs that
     timed the epilogue (set 8: the GPU timer after the main loop and after the store): a block
