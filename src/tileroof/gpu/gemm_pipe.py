@@ -136,8 +136,87 @@ def nows_configs(sm_count: int) -> list[dict]:
     return out
 
 
+# --fed (session 13): tl_kernels.gemm_pipe_fed, the same iteration with tiles that are not
+# shared in step: from L2 (an 8 MiB working set, each block its own order) or from DRAM (every
+# tile read once), against num_stages 1-4, and the merged L2-resident feed of gemm_pipe as the
+# reference: how much of a tile load's latency the stages leave in the iteration
+FED_SHAPES = ((128, 128, 128, 32), (128, 128, 128, 64), (64, 128, 128, 64), (128, 256, 256, 64))
+FED_STAGES = (1, 2, 3, 4)
+FED_FEEDS = ("merged", "l2", "dram")
+
+
+def fed_configs(sm_count: int) -> list[dict]:
+    out = []
+    for bm, bn, threads, bk in FED_SHAPES:
+        tile = (bm + bn) * bk * 2
+        for stages in FED_STAGES:
+            for feed in FED_FEEDS:
+                if feed == "merged":
+                    n_tiles, stride = 16, 0
+                elif feed == "l2":
+                    n_tiles, stride = (8 << 20) // tile, 7
+                else:
+                    n_tiles, stride = sm_count * ITERS[1], ITERS[1]
+                for iters in ITERS:
+                    out.append({"shape": [bm, bn, threads], "block_K": bk, "num_stages": stages, "feed": feed,
+                                "iters": iters, "tile_bytes": tile,
+                                "params": dict(block_M=bm, block_N=bn, block_K=bk, num_stages=stages, threads=threads,
+                                               iters=iters, grid=sm_count, n_tiles=n_tiles, stride=stride)})
+    return out
+
+
+def _fed_args(torch, p):
+    n = p["n_tiles"]
+    return (torch.randn((n * p["block_M"], p["block_K"]), dtype=torch.float16, device="cuda"),
+            torch.randn((n * p["block_K"], p["block_N"]), dtype=torch.float16, device="cuda"),
+            torch.empty((p["grid"] * p["block_M"], p["block_N"]), dtype=torch.float32, device="cuda"),
+            torch.zeros((p["grid"], 4), dtype=torch.int64, device="cuda"))
+
+
+def fed_points(cfgs: list) -> list:
+    """Per (shape, block_K, feed, stages): time per iteration (the difference between the ITERS
+    runs, seconds) and the SM clock."""
+    out = []
+    keys = sorted({(tuple(c["shape"]), c["block_K"], c["feed"], c["num_stages"]) for c in cfgs})
+    for shape, bk, feed, st in keys:
+        sel = [c for c in cfgs if (tuple(c["shape"]), c["block_K"], c["feed"], c["num_stages"]) == (shape, bk, feed, st)
+               and "stats" in c]
+        t = {c["iters"]: c["stats"]["median_s"] for c in sel}
+        if len(t) == 2:
+            out.append({"shape": list(shape), "block_K": bk, "feed": feed, "num_stages": st,
+                        "tile_bytes": sel[0]["tile_bytes"],
+                        "per_iter_s": (t[ITERS[1]] - t[ITERS[0]]) / (ITERS[1] - ITERS[0]),
+                        "sm_clock_hz": statistics.median(c["sm_clock_hz"] for c in sel if c.get("sm_clock_hz"))})
+    return out
+
+
+def fed_main(argv) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", type=Path, required=True)
+    a = ap.parse_args(argv)
+    import torch
+
+    from . import tl_kernels
+    from .provenance import base_provenance, write_record
+    prov = base_provenance("gemm_pipe_fed", touch_gpu=True, module="gemm_pipe")
+    t0 = time.time()
+    sm = torch.cuda.get_device_properties(0).multi_processor_count
+    cfgs = measure(tl_kernels.gemm_pipe_fed, fed_configs(sm), lambda p: _fed_args(torch, p))
+    pts = fed_points(cfgs)
+    path = write_record(a.out, prov, t0, {"sm_count": sm, "configs": cfgs, "points": pts}, __doc__)
+    for p in pts:
+        print(f"{p['shape']} bk{p['block_K']} {p['feed']:6s} s{p['num_stages']}: {p['per_iter_s'] * 1e9:6.0f} ns "
+              f"= {p['per_iter_s'] * p['sm_clock_hz']:5.0f} cycles at {p['sm_clock_hz'] / 1e6:.0f} MHz "
+              f"({p['tile_bytes'] // 1024} KiB a stage)")
+    print(f"wrote {path}")
+    return 0
+
+
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if "--fed" in argv:
+        argv.remove("--fed")
+        return fed_main(argv)
     if "--nows" in argv:
         argv.remove("--nows")
         return run(argv, "gemm_pipe_nows", __doc__, "gemm_pipe_nows", nows_configs, _make_args,

@@ -234,7 +234,7 @@ def timed_matmul(M, N, K, block_M, block_N, block_K, num_stages, threads, dtype=
     return main
 
 
-def _gemm_pipe_body(block_M, block_N, block_K, num_stages, threads, iters, grid, n_tiles, dtype):
+def _gemm_pipe_body(block_M, block_N, block_K, num_stages, threads, iters, grid, n_tiles, dtype, stride=0):
     @T.prim_func
     def main(A: T.Tensor((n_tiles * block_M, block_K), dtype), B: T.Tensor((n_tiles * block_K, block_N), dtype),
              Out: T.Tensor((grid * block_M, block_N), "float32"), Times: T.Tensor((grid, 4), "int64")):
@@ -249,7 +249,7 @@ def _gemm_pipe_body(block_M, block_N, block_K, num_stages, threads, iters, grid,
                 Times[bx, 1] = T.call_extern("int64", "tr_clock")
             T.clear(C)
             for k in T.Pipelined(iters, num_stages=num_stages):
-                t = k % n_tiles
+                t = (k + bx * stride) % n_tiles if stride else k % n_tiles
                 T.copy(A[t * block_M:(t + 1) * block_M, 0:block_K], A_shared)
                 T.copy(B[t * block_K:(t + 1) * block_K, 0:block_N], B_shared)
                 T.gemm(A_shared, B_shared, C)
@@ -278,6 +278,15 @@ def gemm_pipe(block_M, block_N, block_K, num_stages, threads, iters, grid, n_til
     (producer/consumer barrier round trip, TMA issue, wgmma fence/commit/wait).  Times[block] =
     (GPU timer, SM cycles) at thread 0's start and after the store: the clock the block ran at."""
     return _gemm_pipe_body(block_M, block_N, block_K, num_stages, threads, iters, grid, n_tiles, dtype)
+
+
+@tilelang.jit
+def gemm_pipe_fed(block_M, block_N, block_K, num_stages, threads, iters, grid, n_tiles, stride, dtype="float16"):
+    """gemm_pipe whose block bx reads tiles (k + bx * stride) mod n_tiles: with a small n_tiles and a
+    small stride every block's tiles stay in L2 but no two blocks ask for the same one together (no
+    merging); with n_tiles = grid x stride and stride >= iters every tile is read once, from DRAM.
+    Its time per iteration against num_stages: what the tiles' latency adds to the iteration."""
+    return _gemm_pipe_body(block_M, block_N, block_K, num_stages, threads, iters, grid, n_tiles, dtype, stride)
 
 
 @tilelang.jit
