@@ -212,8 +212,55 @@ def fed_main(argv) -> int:
     return 0
 
 
+# --chain (session 13): tl_kernels.gemm_chain_nows, 1-4 gemms of 64x64x64 an iteration without
+# warp specialisation, accumulated into one fragment or each fed by the previous one through shared
+# memory (a T.copy, or a masked T.Parallel copy as linear attention's s), one block per SM
+CHAIN = tuple((n, hop) for n in (1, 2, 3, 4) for hop in (("none",) if n == 1 else ("none", "copy", "masked")))
+
+
+def chain_configs(sm_count: int) -> list[dict]:
+    return [{"n_gemm": n, "hop": hop, "iters": iters,
+             "params": dict(n_gemm=n, hop=hop, iters=iters, grid=sm_count)}
+            for n, hop in CHAIN for iters in ITERS]
+
+
+def _chain_args(torch, p):
+    return (torch.randn((16 * 64, 64), dtype=torch.float16, device="cuda") / 8,
+            torch.randn((16 * 64, 64), dtype=torch.float16, device="cuda") / 8,
+            torch.empty((p["grid"] * 64, 64), dtype=torch.float32, device="cuda"),
+            torch.zeros((p["grid"], 4), dtype=torch.int64, device="cuda"))
+
+
+def chain_main(argv) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", type=Path, required=True)
+    a = ap.parse_args(argv)
+    import torch
+
+    from . import tl_kernels
+    from .provenance import base_provenance, write_record
+    prov = base_provenance("gemm_chain", touch_gpu=True, module="gemm_pipe")
+    t0 = time.time()
+    sm = torch.cuda.get_device_properties(0).multi_processor_count
+    cfgs = measure(tl_kernels.gemm_chain_nows, chain_configs(sm), lambda p: _chain_args(torch, p))
+    pts = []
+    for n, hop in CHAIN:
+        t = {c["iters"]: c for c in cfgs if c["n_gemm"] == n and c["hop"] == hop and "stats" in c}
+        if len(t) == 2:
+            per = (t[ITERS[1]]["stats"]["median_s"] - t[ITERS[0]]["stats"]["median_s"]) / (ITERS[1] - ITERS[0])
+            clk = t[ITERS[1]].get("sm_clock_hz") or 0.0
+            pts.append({"n_gemm": n, "hop": hop, "per_iter_s": per, "sm_clock_hz": clk})
+            print(f"{n} gemms, hop {hop:6s}: {per * 1e9:6.0f} ns = {per * clk:5.0f} cycles at {clk / 1e6:.0f} MHz")
+    path = write_record(a.out, prov, t0, {"sm_count": sm, "configs": cfgs, "points": pts}, __doc__)
+    print(f"wrote {path}")
+    return 0
+
+
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if "--chain" in argv:
+        argv.remove("--chain")
+        return chain_main(argv)
     if "--fed" in argv:
         argv.remove("--fed")
         return fed_main(argv)

@@ -486,3 +486,51 @@ def timed_grouped_gemm(batch_sizes_list, K, N, block_M=64, block_N=128, block_K=
                 Times[by * gx + bx, 3] = T.call_extern("int64", "tr_smid")
 
     return main
+
+
+@tilelang.jit(pass_configs={"tl.disable_tma_lower": True, "tl.disable_warp_specialized": True})
+def gemm_chain_nows(n_gemm, hop, iters, grid, tile=64, num_stages=2, threads=128, n_tiles=16, dtype="float16"):
+    """A pipelined loop of `n_gemm` tile x tile x tile gemms an iteration, compiled as upstream's
+    linear attention is (cp.async, no producer warps), every block reading the same L2-resident
+    A and B tiles (gemm_pipe's feed).  hop "none": the gemms accumulate into one fragment
+    (dependent through the accumulator only); "copy": each later gemm reads the previous one's
+    result staged through shared memory (T.copy(C, S_shared)), "masked": staged by a T.Parallel
+    element-wise copy with a causal mask (linear attention's s).  The difference per hop is what
+    a gemm fed by another gemm of the same iteration through shared memory waits besides its math.
+    Times[block] = (GPU timer, SM cycles) at thread 0's start and after the store."""
+
+    @T.prim_func
+    def main(A: T.Tensor((n_tiles * tile, tile), dtype), B: T.Tensor((n_tiles * tile, tile), dtype),
+             Out: T.Tensor((grid * tile, tile), "float32"), Times: T.Tensor((grid, 4), "int64")):
+        with T.Kernel(grid, threads=threads) as bx:
+            T.import_source(TIMER_SOURCE)
+            tx = T.get_thread_binding()
+            A_shared = T.alloc_shared((tile, tile), dtype)
+            B_shared = T.alloc_shared((tile, tile), dtype)
+            S_shared = T.alloc_shared((tile, tile), dtype)
+            C = T.alloc_fragment((tile, tile), "float32")
+            if tx == 0:
+                Times[bx, 0] = T.call_extern("int64", "tr_globaltimer")
+                Times[bx, 1] = T.call_extern("int64", "tr_clock")
+            T.clear(C)
+            for k in T.Pipelined(iters, num_stages=num_stages):
+                t = k % n_tiles
+                T.copy(A[t * tile:(t + 1) * tile, 0:tile], A_shared)
+                T.copy(B[t * tile:(t + 1) * tile, 0:tile], B_shared)
+                T.gemm(A_shared, B_shared, C)
+                for _ in range(n_gemm - 1):
+                    if hop == "none":
+                        T.gemm(A_shared, B_shared, C)
+                    else:
+                        if hop == "copy":
+                            T.copy(C, S_shared)
+                        else:
+                            for i, j in T.Parallel(tile, tile):
+                                S_shared[i, j] = T.if_then_else(i >= j, C[i, j], 0)
+                        T.gemm(S_shared, B_shared, C, clear_accum=True)
+            T.copy(C, Out[bx * tile:(bx + 1) * tile, :])
+            if tx == 0:
+                Times[bx, 2] = T.call_extern("int64", "tr_globaltimer")
+                Times[bx, 3] = T.call_extern("int64", "tr_clock")
+
+    return main
