@@ -139,3 +139,46 @@ def test_write_record_names_and_finishes_the_probe_record(tmp_path):
     assert path.name.startswith("gemm_pipe-") and path.suffix == ".json"
     assert doc["schema"] == "tileroof.gemm_pipe/1" and doc["method"] == "method text" and doc["fits"] == []
     assert doc["wall_s"] >= 1.0 and "smi_after" in doc["provenance"] and doc["provenance"]["tool"] == "gemm_pipe"
+
+
+def test_gemm_pipe_fed_configs_and_points_from_the_record():
+    """--fed: per shape and stage count three feeds -- merged (16 tiles, no stride), L2 (an 8 MiB
+    working set, stride 7) and DRAM (every block its own ITERS[1] tiles: read once); fed_points
+    of the recorded run (run 90) gives the per-iteration times NOTES quotes (the 128x128x32 tile:
+    merged / L2 two stages 297 ns, DRAM 559 ns)."""
+    import glob
+
+    from tileroof.gpu import gemm_pipe as G
+    cfgs = G.fed_configs(132)
+    assert len(cfgs) == len(G.FED_SHAPES) * len(G.FED_STAGES) * len(G.FED_FEEDS) * len(G.ITERS)
+    dram = [c for c in cfgs if c["feed"] == "dram"]
+    assert all(c["params"]["n_tiles"] == 132 * c["params"]["stride"] and c["params"]["stride"] >= max(G.ITERS)
+               for c in dram)
+    l2 = [c for c in cfgs if c["feed"] == "l2"]
+    assert all(c["params"]["n_tiles"] * c["tile_bytes"] <= 8 << 20 for c in l2)
+    root = Path(__file__).resolve().parent.parent / "benchmarks" / "results" / "h200"
+    rec = json.loads(Path(sorted(glob.glob(str(root / "gemm_pipe_fed-*.json")))[-1]).read_text())
+    pts = {(tuple(p["shape"]), p["block_K"], p["feed"], p["num_stages"]): p for p in G.fed_points(rec["configs"])}
+    assert pts == {(tuple(p["shape"]), p["block_K"], p["feed"], p["num_stages"]): p for p in rec["points"]}
+    key = ((128, 128, 128), 32)
+    assert pts[key + ("merged", 2)]["per_iter_s"] == pytest.approx(297e-9, abs=1e-9)
+    assert pts[key + ("l2", 2)]["per_iter_s"] == pytest.approx(297e-9, abs=1e-9)
+    assert pts[key + ("dram", 2)]["per_iter_s"] == pytest.approx(559e-9, abs=1e-9)
+
+
+def test_gemm_chain_record_points():
+    """--chain (run 91): ten configs (one gemm; 2-4 gemms accumulated, staged by T.copy or by a
+    masked copy); the record's points are the ITERS difference of its configs' medians."""
+    import glob
+
+    from tileroof.gpu import gemm_pipe as G
+    assert len(G.CHAIN) == 10 and len(G.chain_configs(132)) == 20
+    root = Path(__file__).resolve().parent.parent / "benchmarks" / "results" / "h200"
+    rec = json.loads(Path(sorted(glob.glob(str(root / "gemm_chain-*.json")))[-1]).read_text())
+    for p in rec["points"]:
+        t = {c["iters"]: c["stats"]["median_s"] for c in rec["configs"]
+             if c["n_gemm"] == p["n_gemm"] and c["hop"] == p["hop"]}
+        assert p["per_iter_s"] == pytest.approx((t[G.ITERS[1]] - t[G.ITERS[0]]) / (G.ITERS[1] - G.ITERS[0]))
+    by = {(p["n_gemm"], p["hop"]): p["per_iter_s"] for p in rec["points"]}
+    # a gemm fed by the previous one through shared memory costs more than one accumulated
+    assert all(by[(n, "copy")] > by[(n, "none")] for n in (2, 3, 4))
