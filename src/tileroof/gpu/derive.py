@@ -184,11 +184,14 @@ def timeline_kind(doc: dict) -> str:
     tensor_clock_entry), "wave" (sets 11 and 12: one-wave launches with the first gemm's time,
     which feed wave_store_entries), "epilogue" (set 8: the GEMM epilogue, which feeds
     epilogue_entries and tensor_clock_entry), "stagger" (set 13: the grouped GEMM's loop, cp.async
-    and TMA, read by benchmarks/stagger.py; it feeds no profile entry) or "pace" (the other sets,
+    and TMA, read by benchmarks/stagger.py; it feeds no profile entry), "iters" (set 15: thread 0's
+    timer after every iteration; no profile entry) or "pace" (the other sets,
     which feed pace_entries)."""
     results = doc.get("results", [])
     if any(r.get("kind") in ("cpasync", "tma") for r in results):
         return "stagger"
+    if any(r.get("kind") == "iters" for r in results):
+        return "iters"
     if any("seq_len" in r.get("params", {}) for r in results):
         return "attention"
     if any("first_gemm_ns_median" in r for r in results):

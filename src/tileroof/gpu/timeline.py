@@ -212,6 +212,80 @@ def affine_run(out: Path, runs: int, configs=None) -> int:
     return 0
 
 
+# fifteenth run (session 13): where a many-wave GEMM's iterations wait.  The fitted tile-load
+# latency (600 ns) is twice the L2-fed latency gemm_pipe --fed measures, yet the 8192^3 GEMMs of
+# the fit split run between its L2-fed and DRAM-fed paces: which iterations of which blocks wait?
+# tl_kernels.timed_matmul_iters records thread 0's GPU timer after every iteration's gemm;
+# (M, N, K, bM, bN, bK, stages, threads, swizzle)
+CONFIGS_15 = (
+    (8192, 8192, 4096, 128, 128, 32, 2, 128, True), (8192, 8192, 4096, 128, 128, 32, 3, 128, True),
+    (8192, 8192, 4096, 128, 128, 32, 3, 128, False), (8192, 8192, 4096, 128, 128, 64, 3, 128, True),
+    (8192, 8192, 4096, 128, 256, 64, 3, 256, True), (4096, 4096, 4096, 64, 128, 64, 4, 128, False))
+
+
+def iters_run(out: Path, runs: int) -> int:
+    """Timeline set 15: per block start / end / SM and thread 0's timer after every iteration
+    (tl_kernels.timed_matmul_iters) for CONFIGS_15; the per-iteration timers of the last run are
+    written beside the record as iters-<i>.npz (int32 ns after the block's start, blocks x
+    iterations, block = by * gx + bx after the swizzle), the record keeps summaries."""
+    import numpy as np
+    import torch
+
+    from .provenance import base_provenance, write_record
+    from .timing import flush_buffer
+    from .tl_kernels import timed_matmul_iters
+    prov = base_provenance("timeline", touch_gpu=True)
+    t0 = time.time()
+    keys = ("M", "N", "K", "block_M", "block_N", "block_K", "num_stages", "threads", "swizzle")
+    params = [dict(zip(keys, c)) for c in CONFIGS_15]
+    kernels = timed_matmul_iters.par_compile(params, num_workers=16, ignore_error=True)
+    flush = flush_buffer()
+    results = []
+    out.mkdir(parents=True, exist_ok=True)
+    for i, (p, k) in enumerate(zip(params, kernels)):
+        if k is None:
+            results.append({"kind": "iters", "params": p, "error": "did not compile"})
+            continue
+        gx, gy = -(-p["N"] // p["block_N"]), -(-p["M"] // p["block_M"])
+        nk = -(-p["K"] // p["block_K"])
+        A = torch.randn((p["M"], p["K"]), dtype=torch.float16, device="cuda")
+        B = torch.randn((p["K"], p["N"]), dtype=torch.float16, device="cuda")
+        C = torch.empty((p["M"], p["N"]), dtype=torch.float16, device="cuda")
+        times = torch.zeros((gx * gy, 3), dtype=torch.int64, device="cuda")
+        it = torch.zeros((gx * gy, nk), dtype=torch.int64, device="cuda")
+        k(A, B, C, times, it)
+        for _ in range(runs):
+            _run_after_flush(k, (A, B, C, times, it), flush)
+        ok = bool(torch.allclose(C[:64, :64].float(), (A[:64].float() @ B[:, :64].float()), rtol=2e-2, atol=1e-1))
+        t = times.cpu().numpy()
+        base = int(t[:, 0].min())
+        start, end = t[:, 0] - base, t[:, 1] - base
+        rel = (it.cpu().numpy() - t[:, :1]).astype(np.int32)
+        np.savez_compressed(out / f"iters-{i}.npz", iters_ns=rel)
+        steps = np.diff(rel, axis=1)
+        ev = sorted([(int(s_), 1) for s_ in start] + [(int(e_), -1) for e_ in end])
+        alive = slots = 0
+        for _, d in ev:
+            alive += d
+            slots = max(slots, alive)
+        later = steps[slots:] if steps.shape[0] > slots else steps
+        q = lambda a, x: float(np.quantile(a, x)) if a.size else None   # noqa: E731
+        summary = {"step_ns_p10": q(later, 0.1), "step_ns_median": q(later, 0.5), "step_ns_p90": q(later, 0.9),
+                   "first_wave_step_ns_median": q(steps[:slots], 0.5), "kernel_ns": int(end.max()),
+                   "block_ns_median": float(np.median(end - start))}
+        results.append({"kind": "iters", "params": p, "grid": [gx, gy], "correct_corner": ok, "resident_blocks": slots,
+                        "iters_file": f"iters-{i}.npz", **summary, "start_ns": start.tolist(), "end_ns": end.tolist(),
+                        "smid": t[:, 2].tolist()})
+        print(f"{p}: kernel {summary['kernel_ns'] / 1e3:.0f} us, resident {slots}; iteration steps (later waves) p10 / "
+              f"median / p90 {summary['step_ns_p10']:.0f} / {summary['step_ns_median']:.0f} / {summary['step_ns_p90']:.0f} "
+              f"ns, first wave median {summary['first_wave_step_ns_median']:.0f}{'' if ok else ' WRONG RESULT'}")
+        del A, B, C, times, it
+    path = write_record(out, prov, t0, {"sm_count": torch.cuda.get_device_properties(0).multi_processor_count,
+                                        "results": results}, __doc__)
+    print(f"wrote {path}")
+    return 0
+
+
 # ninth run (session 7): where a flash-attention block's time goes (prologue: the Q tile and the
 # fills; the key-tile loop; the epilogue) and the gap to the SM's next block, one and many waves
 CONFIGS_9 = tuple(dict(batch=b, heads=h, seq_len=s, dim=d, block_M=bm, block_N=bn, num_stages=st, threads=t)
@@ -306,10 +380,12 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--set", type=int, default=1, choices=tuple(range(1, 15)), help="configuration set")
+    ap.add_argument("--set", type=int, default=1, choices=tuple(range(1, 16)), help="configuration set")
     a = ap.parse_args(argv)
     if a.set == 9:
         return attention_run(a.out, a.runs)
+    if a.set == 15:
+        return iters_run(a.out, a.runs)
     if a.set in (13, 14):
         return affine_run(a.out, a.runs, CONFIGS_13 if a.set == 13 else CONFIGS_14)
     import torch

@@ -534,3 +534,40 @@ def gemm_chain_nows(n_gemm, hop, iters, grid, tile=64, num_stages=2, threads=128
                 Times[bx, 3] = T.call_extern("int64", "tr_clock")
 
     return main
+
+
+@tilelang.jit
+def timed_matmul_iters(M, N, K, block_M, block_N, block_K, num_stages, threads, swizzle=False, panel_size=10,
+                       dtype="float16"):
+    """timed_matmul (the corpus GEMM, NN, fp32 accumulator, warp-specialised) with thread 0's GPU
+    timer after every iteration's gemm: Iters[block, k], block = by * gridDim.x + bx after
+    T.use_swizzle's remapping; Times[block] = (start ns, end ns, smid).  The step from one
+    iteration's timer to the next is that iteration: its wait for its tiles and its gemm."""
+    gx, gy = (N + block_N - 1) // block_N, (M + block_M - 1) // block_M
+    nk = (K + block_K - 1) // block_K
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype),
+             Times: T.Tensor((gx * gy, 3), "int64"), Iters: T.Tensor((gx * gy, nk), "int64")):
+        with T.Kernel(gx, gy, threads=threads) as (bx, by):
+            T.import_source(TIMER_SOURCE)
+            tx = T.get_thread_binding()
+            A_shared = T.alloc_shared((block_M, block_K), dtype)
+            B_shared = T.alloc_shared((block_K, block_N), dtype)
+            C_local = T.alloc_fragment((block_M, block_N), "float32")
+            T.use_swizzle(panel_size=panel_size, enable=swizzle)
+            if tx == 0:
+                Times[by * gx + bx, 0] = T.call_extern("int64", "tr_globaltimer")
+            T.clear(C_local)
+            for k in T.Pipelined(nk, num_stages=num_stages):
+                T.copy(A[by * block_M, k * block_K], A_shared)
+                T.copy(B[k * block_K, bx * block_N], B_shared)
+                T.gemm(A_shared, B_shared, C_local)
+                if tx == 0:
+                    Iters[by * gx + bx, k] = T.call_extern("int64", "tr_globaltimer")
+            T.copy(C_local, C[by * block_M, bx * block_N])
+            if tx == 0:
+                Times[by * gx + bx, 1] = T.call_extern("int64", "tr_globaltimer")
+                Times[by * gx + bx, 2] = T.call_extern("int64", "tr_smid")
+
+    return main
