@@ -236,6 +236,8 @@ S12 = [
 S13 = [
     ("blocks sharing an SM finish in arrival order, their successors start staggered (off: in step)",
      [(devices, "load", _without("block_stagger_per_warp"))]),
+    ("a gemm fed through shared memory by a gemm of its iteration waits its hop (gemm_pipe --chain; off: no wait)",
+     [(devices, "load", _without("gemm_hop_cycles"))]),
 ]
 
 

@@ -104,6 +104,9 @@ def main(argv=None) -> int:
             tables.update(derive.second_gemm_entries(run, base.tensor_flops_per_clk("fp16"), one, many,
                                                      _where(path, run)))
             continue
+        if run.get("schema") == "tileroof.gemm_chain/1":
+            tables.update(derive.chain_hop_entry(run, _where(path, run)))
+            continue
         if run.get("schema") == "tileroof.divchain/1":
             tables.update(derive.division_entry(run, _where(path, run)))
             continue

@@ -1038,3 +1038,41 @@ def test_block_stagger_in_the_profile_comes_from_the_recorded_timelines():
     entry = derive.stagger_entry(docs, "test")["block_stagger_per_resident_warp"]
     assert entry["value"] == pytest.approx(devices.load("h200").block_stagger_per_warp, abs=1e-5)
     assert len(entry["launch_values"]) >= 10
+
+
+def test_shared_hops_count_the_staged_gemm_operands():
+    """Linear attention's chunk stages its masked s and h into shared memory for the two later
+    gemms: 2 hops; retention also its decayed v: 3; the attention backward its dS: 1; a plain GEMM
+    and the flash-attention forward (P stays in registers): 0."""
+    for name, n in (("up_linear_attn_fwd_fp16_b2_s4096_h16_d128", 2), ("up_retention_fwd_bf16_b1_s4096_h32_d128", 3),
+                    ("up_mha_bwd_fp16_b2_h16_s2048_d64", 1), ("gemm_nn_fp16_4096", 0),
+                    ("fa_fwd_fp16_b2_h16_s2048_d128", 0)):
+        c = corpus.get(name)
+        tr = walk(c.kernel, c.params)
+        t = tr.launches[-1] if tr.launches and not tr.ops else tr
+        cn = counts.count(t)
+        loop = model.pipelined_loop(t, cn)
+        assert model.shared_hops(loop[0], loop[2]) == pytest.approx(n), name
+
+
+def test_hop_cost_in_the_profile_comes_from_the_gemm_chain_run():
+    rec = json.loads(Path(sorted(glob.glob(str(RESULTS / "gemm_chain-*.json")))[-1]).read_text())
+    entry = derive.chain_hop_entry(rec, "test")["gemm_shared_hop_cycles"]
+    assert entry["value"] == pytest.approx(devices.load("h200").gemm_hop_cycles)
+    # (n = 2, 3, 4: 137, 148, 150 cycles a hop)
+    assert 130 < min(entry["per_chain"]) and max(entry["per_chain"]) < 160
+
+
+def test_each_hop_adds_its_cycles_to_the_iteration_chain():
+    """gemm_chain_nows with three gemms and two T.copy hops, one block per SM: the modelled
+    iteration's compute term grows by 2 x gemm_hop_cycles at the modelled clock."""
+    from tileroof.gpu.tl_kernels import gemm_chain_nows
+    dev = devices.load("h200")
+    tr = walk(gemm_chain_nows, dict(n_gemm=3, hop="copy", iters=1600, grid=132))
+    cn = counts.count(tr)
+    occ = model.occupancy(tr, dev)
+    at = model.pipeline_at_clock(tr, cn, dev, occ)
+    at0 = model.pipeline_at_clock(tr, cn, replace(dev, gemm_hop_cycles=0.0), occ)
+    clk = 1.7e9
+    d = at(clk)[1]["terms_s"]["compute"] - at0(clk)[1]["terms_s"]["compute"]
+    assert d == pytest.approx(2 * dev.gemm_hop_cycles / clk * model.coresidency(dev, 1), rel=1e-6)

@@ -32,7 +32,7 @@ from .counts import (CUDA, P_ALU, P_FMA, P_SHFL, SFU, TENSOR, Counts, gemm_accum
                      reduce_row_threads)
 from .devices import Device
 from .gpu.timing import FLUSH_BYTES
-from .trace import GLOBAL, SHARED, KernelTrace, dtype_bytes
+from .trace import FRAGMENT, GLOBAL, LOCAL, SHARED, KernelTrace, dtype_bytes
 
 # registers a thread needs besides its share of the fragments (addresses, loop state, pipeline)
 BASE_REGS_PER_THREAD = 32
@@ -354,6 +354,28 @@ def wgmma_shape_factor(rec, dev: Device) -> float:
     return max(dev.wgmma_min_n / n_inst, 1.0) if n_inst > 0 else 1.0
 
 
+def shared_hops(loop_ops, total_iters: float) -> float:
+    """Ops of a pipelined loop's body that stage a fragment (or thread-local values) into shared
+    memory for a later gemm of the same iteration (linear attention's masked s and h, the attention
+    backward's dS, MLA decode's S), per iteration: each makes that gemm wait for the store and a
+    barrier (tileroof.gpu.gemm_pipe --chain: ~150 cycles a hop besides the gemm's own cost)."""
+    recs = [rec for rec, _ in loop_ops]
+    n = 0.0
+    for i, rec in enumerate(recs):
+        if rec.kind in ("gemm", "gemm_sp"):
+            continue
+        staged = {o.buffer for o in rec.operands if o.scope == SHARED and o.access in ("write", "readwrite")}
+        if not staged or not any(o.scope in (FRAGMENT, LOCAL) and o.access == "read" for o in rec.operands):
+            continue
+        # as many hops an iteration as the first later gemm reading the staged buffer runs (one
+        # record stands for repeated statements: a chain of n gemms staged n - 1 times)
+        g = next((g for g in recs[i + 1:] if g.kind in ("gemm", "gemm_sp")
+                  and any(o.buffer in staged and o.access == "read" for o in g.operands)), None)
+        if g is not None and total_iters:
+            n += g.executions / total_iters
+    return n
+
+
 def loop_iterations(loop_ops) -> np.ndarray:
     """Trip count per block of the T.Pipelined loop: executions per block of its first
     global->shared copy (or of its first op)."""
@@ -672,8 +694,14 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
     sync_wait = (stream_time(dev.dram_stream, sync_read / total_iters, 1)
                  if (nows and sync_read and dev.dram_stream) else 0.0)
 
+    n_hops = shared_hops(loop_ops, total_iters) if dev.gemm_hop_cycles else 0.0
+    other_work = other
+
     def at_clock(clock_hz=None, clock: float = 1.0):
         clock_hz = clock_hz or dev.tensor_clock_hz
+        # each hop a wait in every iteration's chain (a latency: not a share of the SM's throughput)
+        hop = n_hops * dev.gemm_hop_cycles / clock_hz
+        other = other_work + hop * total_iters
         tc = 0.0
         for oc, slow in tensor_work:
             tc += _tensor_time_per_sm(oc, dev, clock) * slow
@@ -701,15 +729,15 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
                 # waits: a block's iteration is its own chain or its share of the SM's throughput,
                 # whichever is longer (one block per SM: the chain)
                 t_compute = max(consumer_compute(t_tens, other / total_iters),
-                                share * consumer_compute(t_math, other / total_iters)) * spill
+                                share * consumer_compute(t_math, other_work / total_iters)) * spill
                 t_tc_iter = max(t_tens, share * t_math) * spill
             else:
                 # the consumer threads issue their own loads (no producer): co-resident blocks
                 # take turns with the whole iteration
-                t_compute = consumer_compute(t_tens, other / total_iters) * spill * share
+                t_compute = (consumer_compute(t_tens, other_work / total_iters) * share + hop) * spill
                 t_tc_iter = t_tens * spill * share
         else:
-            t_compute = consumer_compute(tc / eff, other) * spill * share / total_iters
+            t_compute = (consumer_compute(tc / eff, other_work) * share / total_iters + hop) * spill
             t_tc_iter = (tc / eff) * spill * share / total_iters
         if not (law and math_cycles):
             # the fitted per-iteration overhead stands for what the gemm iteration law measured

@@ -65,6 +65,7 @@ _SPECS = {
     "accumulator_store_queue_requests": ("store_queue_requests", 1),
     "accumulator_store_requests_per_us_all": ("store_request_rate_all", 1e6),
     "fp32_division_ns_per_thread": ("division_latency_s", 1e-9),
+    "gemm_shared_hop_cycles": ("gemm_hop_cycles", 1),
 }
 _TENSOR = {"tensor_tflops_fp16": "fp16", "tensor_tflops_bf16": "bf16", "tensor_tflops_fp8": "fp8",
            "tensor_tflops_tf32": "tf32", "tensor_tops_int8": "int8", "tensor_tflops_fp4": "fp4"}
@@ -136,6 +137,9 @@ class Device:
     # blocks sharing an SM finish in arrival order, each level a share of a block time after the one
     # before per warp resident on the SM (timeline sets 13-14; 0 = in step)
     block_stagger_per_warp: float = 0.0
+    # SM cycles a gemm waits when its operand is another gemm's result of the same iteration staged
+    # through shared memory (the fragment's store, the barrier), besides its own math
+    gemm_hop_cycles: float = 0.0
     tensor_per_clk: dict = field(default_factory=dict)  # dtype -> dense tensor FLOP per clock per SM (peak)
     gemm_iteration_cycles: float = 0.0    # one consumer warpgroup: cycles a pipelined gemm iteration adds to its math
     gemm_iteration_cycles_overlapped: float = 0.0  # several: cycles one's iteration adds to its share of the math

@@ -257,6 +257,26 @@ def stagger_entry(docs: list, where: str) -> dict:
         "launch_values": [round(v, 5) for v in sorted(vals)]}}
 
 
+def chain_hop_entry(run: dict, where: str) -> dict:
+    """gemm_shared_hop_cycles from a gemm_pipe --chain run (schema tileroof.gemm_chain/1): what a
+    gemm fed by another gemm of its iteration through shared memory (a T.copy of the fragment)
+    adds to the iteration besides its own gemm -- per chain length n, (cycles with n - 1 T.copy
+    hops - cycles with n accumulated gemms) / (n - 1); the median over n."""
+    pts = {(p["n_gemm"], p["hop"]): p["per_iter_s"] * p["sm_clock_hz"] for p in run.get("points", [])
+           if p.get("sm_clock_hz")}
+    vals = [(pts[(n, "copy")] - pts[(n, "none")]) / (n - 1) for n in sorted({n for n, _ in pts})
+            if n > 1 and (n, "copy") in pts and (n, "none") in pts]
+    if not vals:
+        return {}
+    return {"gemm_shared_hop_cycles": {
+        "value": round(statistics.median(vals), 1), "unit": "SM cycles",
+        "method": ("tileroof.gpu.gemm_pipe --chain: 1-4 gemms of 64x64x64 an iteration without warp specialisation "
+                   "(128 threads, one block per SM, L2-resident merged tiles), accumulated into one fragment or each "
+                   "fed by the previous one through shared memory (T.copy); per chain length n the cycles per "
+                   f"iteration with the hops less those accumulated, over n - 1; median of {len(vals)} [{where}]"),
+        "per_chain": [round(v, 1) for v in vals]}}
+
+
 def epilogue_entries(docs: list, where: str) -> dict:
     """accumulator_store_ns_per_request and accumulator_store_queue_requests from timeline runs that
     timed the epilogue (set 8: the GPU timer after the main loop and after the store): a block
