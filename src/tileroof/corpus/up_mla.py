@@ -359,6 +359,10 @@ def cases() -> list[Case]:
         _mla_case("up_mla_decode_fp16_b32_h128_kv4096_nosplit", _mla_params(32, 4096, 1),
                   "no-split path, half a wave (64 blocks of 64 key tiles); written after the division "
                   "rule, predicted before it ran"),
+        # session 13: written after the shared-memory hop rule, predicted before it ran
+        _mla_case("up_mla_decode_fp16_b96_h128_kv4096_nosplit", _mla_params(96, 4096, 1),
+                  "no-split path, 192 blocks of 64 key tiles (1.5 waves); written after the hop rule, "
+                  "predicted before it ran"),
         _mla_case("up_mla_decode_split4_fp16_b32_h128_kv8192", _mla_params(32, 8192, 4),
                   "split-KV path, 4 ways (256 blocks of 32 key tiles) and the combine launch; written "
                   "after the division rule, predicted before it ran"),

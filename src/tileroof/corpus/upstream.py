@@ -1364,6 +1364,19 @@ def cases() -> list[Case]:
         out.append(_retention_case(
             f"up_retention_fwd_bf16_b{B}_s4096_h32_d128", B,
             f"examples/linear_attention/example_retention_fwd.py: as the B=4 case, {128 * B} blocks"))
+    # session 13: written after the shared-memory hop rule (model.shared_hops), predicted before
+    # they ran: the chunked kernels at 3 batches (1.5 blocks per SM) and the attention backward at
+    # other shapes
+    out.append(_linear_case("up_linear_attn_fwd_fp16_b3_s4096_h16_d128", 3,
+                            "examples/linear_attention/example_linear_attn_fwd.py: as the B=4 case, 192 blocks; "
+                            "written after the hop rule, predicted before it ran"))
+    out.append(_retention_case("up_retention_fwd_bf16_b3_s4096_h32_d128", 3,
+                               "examples/linear_attention/example_retention_fwd.py: as the B=4 case, 384 blocks; "
+                               "written after the hop rule, predicted before it ran"))
+    out.append(_bwd_case("up_mha_bwd_fp16_b1_h32_s2048_d64", _bwd_params(1, 32, 2048, 64, False),
+                         "non-causal at another shape; written after the hop rule, predicted before it ran"))
+    out.append(_bwd_case("up_mha_bwd_causal_fp16_b4_h8_s2048_d64", _bwd_params(4, 8, 2048, 64, True),
+                         "causal at another shape; written after the hop rule, predicted before it ran"))
     # other expert counts, k and row blocks (written after run 63, measured in run 66)
     for M, N, k, bm in ((131072, 64, 4, 64), (65536, 256, 8, 32), (262144, 128, 2, 64)):
         out.append(_topk_case(
