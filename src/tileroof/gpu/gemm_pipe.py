@@ -190,7 +190,10 @@ def fed_points(cfgs: list) -> list:
     return out
 
 
-def fed_main(argv) -> int:
+def _points_main(argv, tool: str, kernel_name: str, configs_for, make_args, points, line) -> int:
+    """The command line of a probe whose record keeps per-config timings and derived points:
+    compile and time `configs_for(sm_count)` with tl_kernels.<kernel_name>, write the record
+    (schema tileroof.<tool>/1: configs and points(configs)) under --out, print line(point) each."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, required=True)
     a = ap.parse_args(argv)
@@ -198,18 +201,23 @@ def fed_main(argv) -> int:
 
     from . import tl_kernels
     from .provenance import base_provenance, write_record
-    prov = base_provenance("gemm_pipe_fed", touch_gpu=True, module="gemm_pipe")
+    prov = base_provenance(tool, touch_gpu=True, module="gemm_pipe")
     t0 = time.time()
     sm = torch.cuda.get_device_properties(0).multi_processor_count
-    cfgs = measure(tl_kernels.gemm_pipe_fed, fed_configs(sm), lambda p: _fed_args(torch, p))
-    pts = fed_points(cfgs)
+    cfgs = measure(getattr(tl_kernels, kernel_name), configs_for(sm), lambda p: make_args(torch, p))
+    pts = points(cfgs)
     path = write_record(a.out, prov, t0, {"sm_count": sm, "configs": cfgs, "points": pts}, __doc__)
     for p in pts:
-        print(f"{p['shape']} bk{p['block_K']} {p['feed']:6s} s{p['num_stages']}: {p['per_iter_s'] * 1e9:6.0f} ns "
-              f"= {p['per_iter_s'] * p['sm_clock_hz']:5.0f} cycles at {p['sm_clock_hz'] / 1e6:.0f} MHz "
-              f"({p['tile_bytes'] // 1024} KiB a stage)")
+        print(line(p))
     print(f"wrote {path}")
     return 0
+
+
+def fed_main(argv) -> int:
+    return _points_main(argv, "gemm_pipe_fed", "gemm_pipe_fed", fed_configs, _fed_args, fed_points, lambda p: (
+        f"{p['shape']} bk{p['block_K']} {p['feed']:6s} s{p['num_stages']}: {p['per_iter_s'] * 1e9:6.0f} ns "
+        f"= {p['per_iter_s'] * p['sm_clock_hz']:5.0f} cycles at {p['sm_clock_hz'] / 1e6:.0f} MHz "
+        f"({p['tile_bytes'] // 1024} KiB a stage)"))
 
 
 # --chain (session 13): tl_kernels.gemm_chain_nows, 1-4 gemms of 64x64x64 an iteration without
@@ -231,29 +239,21 @@ def _chain_args(torch, p):
             torch.zeros((p["grid"], 4), dtype=torch.int64, device="cuda"))
 
 
-def chain_main(argv) -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--out", type=Path, required=True)
-    a = ap.parse_args(argv)
-    import torch
-
-    from . import tl_kernels
-    from .provenance import base_provenance, write_record
-    prov = base_provenance("gemm_chain", touch_gpu=True, module="gemm_pipe")
-    t0 = time.time()
-    sm = torch.cuda.get_device_properties(0).multi_processor_count
-    cfgs = measure(tl_kernels.gemm_chain_nows, chain_configs(sm), lambda p: _chain_args(torch, p))
+def chain_points(cfgs: list) -> list:
+    """Per (n_gemm, hop): time per iteration (the difference between the ITERS runs) and the SM clock."""
     pts = []
     for n, hop in CHAIN:
         t = {c["iters"]: c for c in cfgs if c["n_gemm"] == n and c["hop"] == hop and "stats" in c}
         if len(t) == 2:
             per = (t[ITERS[1]]["stats"]["median_s"] - t[ITERS[0]]["stats"]["median_s"]) / (ITERS[1] - ITERS[0])
-            clk = t[ITERS[1]].get("sm_clock_hz") or 0.0
-            pts.append({"n_gemm": n, "hop": hop, "per_iter_s": per, "sm_clock_hz": clk})
-            print(f"{n} gemms, hop {hop:6s}: {per * 1e9:6.0f} ns = {per * clk:5.0f} cycles at {clk / 1e6:.0f} MHz")
-    path = write_record(a.out, prov, t0, {"sm_count": sm, "configs": cfgs, "points": pts}, __doc__)
-    print(f"wrote {path}")
-    return 0
+            pts.append({"n_gemm": n, "hop": hop, "per_iter_s": per, "sm_clock_hz": t[ITERS[1]].get("sm_clock_hz") or 0.0})
+    return pts
+
+
+def chain_main(argv) -> int:
+    return _points_main(argv, "gemm_chain", "gemm_chain_nows", chain_configs, _chain_args, chain_points, lambda p: (
+        f"{p['n_gemm']} gemms, hop {p['hop']:6s}: {p['per_iter_s'] * 1e9:6.0f} ns = "
+        f"{p['per_iter_s'] * p['sm_clock_hz']:5.0f} cycles at {p['sm_clock_hz'] / 1e6:.0f} MHz"))
 
 
 def main(argv=None) -> int:

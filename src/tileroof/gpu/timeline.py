@@ -188,11 +188,7 @@ def affine_run(out: Path, runs: int, configs=None) -> int:
         base = int(last[:, 0].min())
         start, loop_end, end = ([int(x) - base for x in last[:, c]] for c in range(3))
         smid = [int(x) for x in last[:, 3]]
-        ev = sorted([(s, 1) for s in start] + [(e, -1) for e in end])
-        alive = slots = 0
-        for _, d in ev:
-            alive += d
-            slots = max(slots, alive)
+        slots = resident(start, end)
         summ = [summarise([int(x) - int(r[:, 0].min()) for x in r[:, 0]], [int(x) - int(r[:, 0].min()) for x in r[:, 2]],
                           gx, slots) for r in runs_]
         pace = sm_pace(start, end, smid)
@@ -263,11 +259,7 @@ def iters_run(out: Path, runs: int) -> int:
         rel = (it.cpu().numpy() - t[:, :1]).astype(np.int32)
         np.savez_compressed(out / f"iters-{i}.npz", iters_ns=rel)
         steps = np.diff(rel, axis=1)
-        ev = sorted([(int(s_), 1) for s_ in start] + [(int(e_), -1) for e_ in end])
-        alive = slots = 0
-        for _, d in ev:
-            alive += d
-            slots = max(slots, alive)
+        slots = resident([int(x) for x in start], [int(x) for x in end])
         later = steps[slots:] if steps.shape[0] > slots else steps
         q = lambda a, x: float(np.quantile(a, x)) if a.size else None   # noqa: E731
         summary = {"step_ns_p10": q(later, 0.1), "step_ns_median": q(later, 0.5), "step_ns_p90": q(later, 0.9),
@@ -360,6 +352,16 @@ def attention_run(out: Path, runs: int) -> int:
     return 0
 
 
+def resident(start, end) -> int:
+    """The most blocks alive at one time (a block ending at t frees its slot before one starting
+    at t takes it)."""
+    alive = peak = 0
+    for _, d in sorted([(x, 1) for x in start] + [(x, -1) for x in end]):
+        alive += d
+        peak = max(peak, alive)
+    return peak
+
+
 def summarise(start, end, gx: int, slots: int) -> dict:
     n = len(start)
     dur = [e - s for s, e in zip(start, end)]
@@ -448,13 +450,7 @@ def main(argv=None) -> int:
                       zip(last[:, 5], last[:, 1], last[:, 6], last[:, 4]) if int(e1) > int(l)]
             phase_clocks = {"sm_clock_loop_hz_median": statistics.median(loop_hz) if loop_hz else None,
                             "sm_clock_epilogue_hz_median": statistics.median(epi_hz) if epi_hz else None}
-        # resident blocks: the most blocks alive at one time
-        ev = sorted([(s, 1) for s in start] + [(e, -1) for e in end])
-        alive = peak = 0
-        for _, d in ev:
-            alive += d
-            peak = max(peak, alive)
-        slots = peak
+        slots = resident(start, end)
         summ = [summarise([int(x) - int(r[:, 0].min()) for x in r[:, 0]], [int(x) - int(r[:, 0].min()) for x in r[:, 1]],
                           gx, slots) for r in runs]
         pace = sm_pace(start, end, smid)
