@@ -962,6 +962,26 @@ def _nows_cases() -> list[Case]:
     return out
 
 
+def _stagger_check_cases() -> list[Case]:
+    """Session 13: the grouped GEMM's loop (groups written out, cp.async, no producer warps) at
+    other groups, shapes and warps per SM, and a dense many-wave cp.async GEMM, written after the
+    arrival-order stagger (model.block_stagger) and predicted before they ran: their DRAM bytes
+    test the rule."""
+    from .upstream import affine_case, grouped_affine_cpasync
+
+    out = []
+    for G, M, N, K, bM, bN, bK, s, t in ((4, 8192, 4096, 4096, 64, 128, 64, 2, 256),
+                                          (8, 16384, 2048, 4096, 64, 128, 64, 2, 256),
+                                          (8, 8192, 4096, 4096, 64, 128, 64, 2, 128),
+                                          (1, 8192, 8192, 2048, 64, 128, 64, 2, 256)):
+        p = dict(G=G, M=M, N=N, K=K, block_M=bM, block_N=bN, block_K=bK, num_stages=s, threads=t, dtype="float16")
+        out.append(affine_case(f"staggercheck_g{G}_m{M}_n{N}_k{K}_bm{bM}_bn{bN}_bk{bK}_s{s}_t{t}", grouped_affine_cpasync,
+                               p, ("gemm", "float16", "nows", "extra"),
+                               "cp.async, no warp specialisation, the grouped GEMM's loop with its groups written out; "
+                               "written after the arrival-order stagger, predicted before it ran"))
+    return out
+
+
 def _spill_cases() -> list[Case]:
     """Session 11: flash-attention forwards whose fragments do not fit one consumer warpgroup's
     registers (model.register_spill_factor), written after the rule and predicted before they ran:
@@ -1055,7 +1075,7 @@ def cases() -> list[Case]:
     return (_wave_check_cases() + _div_check_cases() + _gemm_cases() + _attention_cases() + _rowwise_cases() + _other_cases() + _probe_cases()
             + _size_cases() + _short_cases() + _stage_cases() + _conv_cases() + _conv_check_cases()
             + _epilogue_cases() + _fp32_store_cases() + _clock_cases() + _nows_cases() + masked_probes()
-            + _spill_cases())
+            + _spill_cases() + _stagger_check_cases())
 
 
 # ----------------------------------------------------------------------------- sweeps
