@@ -694,13 +694,14 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
     sync_wait = (stream_time(dev.dram_stream, sync_read / total_iters, 1)
                  if (nows and sync_read and dev.dram_stream) else 0.0)
 
+    # (a device without the measured hop cost or without an SM clock: none)
     n_hops = shared_hops(loop_ops, total_iters) if dev.gemm_hop_cycles else 0.0
     other_work = other
 
     def at_clock(clock_hz=None, clock: float = 1.0):
         clock_hz = clock_hz or dev.tensor_clock_hz
         # each hop a wait in every iteration's chain (a latency: not a share of the SM's throughput)
-        hop = n_hops * dev.gemm_hop_cycles / clock_hz
+        hop = n_hops * dev.gemm_hop_cycles / clock_hz if (n_hops and clock_hz) else 0.0
         other = other_work + hop * total_iters
         tc = 0.0
         for oc, slow in tensor_work:
