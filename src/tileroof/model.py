@@ -800,6 +800,7 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
                              "gemm_iteration_law": bool(law and math_cycles),
                              "nows_iteration_law": bool(nows and math_cycles), "resident_blocks": share,
                              "branch_checks_per_trip": n_checks, "branch_check_s": t_checks,
+                             "shared_hops_per_iteration": n_hops,
                              "first_wave_iteration_s": t_iter0, "first_wave_block_s": first_wave_times}
     return at_clock
 
@@ -872,7 +873,7 @@ def _clocked(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, ti
 def block_stagger(trace: KernelTrace, dev: Device, occ: Occupancy) -> float:
     """How far apart, as a share of a block time per level, the blocks sharing an SM finish: they
     finish in the order they arrived (tileroof.gpu.timeline sets 13-14, benchmarks/stagger.py: the
-    first wave's ends step by 0.4 % of a block time per warp resident on the SM -- 0.12 with 4
+    first wave's ends step by ~0.35 % of a block time per warp resident on the SM -- 0.12 with 4
     blocks of 8 warps, 0.06 with 4 of 4 or 2 of 8), and the blocks that replace them start as
     staggered: sharers `gap` launches apart then start gap / slots x n x step block times apart
     (memory.drift_misses), n the blocks per SM.  0 with one block per SM."""
@@ -952,6 +953,11 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
             f"the first wave's blocks start together: every tile they share is asked for at once and arrives a "
             f"DRAM round trip later, so their iterations take {timed[4]['first_wave_iteration_s'] * 1e6:.2f} us "
             f"(later waves {timed[4]['iteration_s'] * 1e6:.2f} us; tileroof.gpu.timeline set 11)")
+    if timed[4].get("shared_hops_per_iteration"):
+        assumptions.append(
+            f"{timed[4]['shared_hops_per_iteration']:g} gemm operand(s) an iteration staged through shared memory by "
+            f"the iteration's own ops: each gemm waits {dev.gemm_hop_cycles:.0f} cycles for the store and the barrier "
+            "(tileroof.gpu.gemm_pipe --chain)")
     if any(np.any(division_chain(rec, trace, dev)) for rec in trace.ops):
         if dev.division_latency_s:
             assumptions.append(
