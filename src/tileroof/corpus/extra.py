@@ -982,6 +982,23 @@ def _stagger_check_cases() -> list[Case]:
     return out
 
 
+def _wave_split_probes() -> list[Case]:
+    """Session 13: run 95's 4-group cp.async launch (DRAM 2.06 GB measured, 0.80 modelled) cut to
+    1, 2, 4 and 8 waves by N (the grid's second axis: 512 ... 4096 columns; 4 of its 128-block rows
+    make a wave at 4 blocks per SM): how the re-reads of A grow with the waves -- inside a wave (the
+    sharers of an A tile are 128 launches apart) or across them."""
+    from .upstream import affine_case, grouped_affine_cpasync
+
+    out = []
+    for N in (512, 1024, 2048, 4096):
+        p = dict(G=4, M=8192, N=N, K=4096, block_M=64, block_N=128, block_K=64, num_stages=2, threads=256,
+                 dtype="float16")
+        out.append(affine_case(f"probe_wavesplit_g4_m8192_n{N}_k4096_bm64_bn128_bk64_s2_t256", grouped_affine_cpasync,
+                               p, ("gemm", "float16", "nows", "probe"),
+                               "cp.async, the grouped GEMM's loop with 4 groups written out, cut to fewer waves by N"))
+    return out
+
+
 def _spill_cases() -> list[Case]:
     """Session 11: flash-attention forwards whose fragments do not fit one consumer warpgroup's
     registers (model.register_spill_factor), written after the rule and predicted before they ran:
@@ -1075,7 +1092,7 @@ def cases() -> list[Case]:
     return (_wave_check_cases() + _div_check_cases() + _gemm_cases() + _attention_cases() + _rowwise_cases() + _other_cases() + _probe_cases()
             + _size_cases() + _short_cases() + _stage_cases() + _conv_cases() + _conv_check_cases()
             + _epilogue_cases() + _fp32_store_cases() + _clock_cases() + _nows_cases() + masked_probes()
-            + _spill_cases() + _stagger_check_cases())
+            + _spill_cases() + _stagger_check_cases() + _wave_split_probes())
 
 
 # ----------------------------------------------------------------------------- sweeps
