@@ -183,8 +183,9 @@ def timeline_kind(doc: dict) -> str:
     (set 10: set 8's launches again with the loop's SM clock apart; these two feed only
     tensor_clock_entry), "wave" (sets 11 and 12: one-wave launches with the first gemm's time,
     which feed wave_store_entries), "epilogue" (set 8: the GEMM epilogue, which feeds
-    epilogue_entries and tensor_clock_entry), "stagger" (set 13: the grouped GEMM's loop, cp.async
-    and TMA, read by benchmarks/stagger.py; it feeds no profile entry), "iters" (set 15: thread 0's
+    epilogue_entries and tensor_clock_entry), "stagger" (sets 13-14: the grouped GEMM's loop, cp.async
+    and TMA, and upstream's grouped GEMM, read by benchmarks/stagger.py; they feed
+    stagger_entry), "iters" (set 15: thread 0's
     timer after every iteration; no profile entry) or "pace" (the other sets,
     which feed pace_entries)."""
     results = doc.get("results", [])
@@ -229,7 +230,8 @@ def stagger_levels(r: dict, sms: int) -> dict:
     for d in sorted({32, gx // 2, gx}):
         g = [(s[b] - s[b - d]) / T for b in range(R, n) if (b - d) // R == b // R]
         if g:
-            gaps[d] = (statistics.median(g), statistics.median(g) * R / d)
+            med = statistics.median(g)
+            gaps[d] = (med, med * R / d)
     return {"per_sm": per_sm, "warps_per_sm": r["params"]["threads"] // 32 * per_sm, "T_us": T / 1e3, "levels": lv,
             "spacing": spacing, "gaps": gaps}
 

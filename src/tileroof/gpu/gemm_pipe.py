@@ -35,6 +35,12 @@ def configs(sm_count: int) -> list[dict]:
     return out
 
 
+def per_iteration(median_by_iters: dict) -> float:
+    """Seconds per iteration: the difference between the ITERS runs' medians over the iterations
+    between them (what a block's fixed costs cancel out of)."""
+    return (median_by_iters[ITERS[1]] - median_by_iters[ITERS[0]]) / (ITERS[1] - ITERS[0])
+
+
 def measure(kernel, cfgs: list, make_args) -> list:
     """Each config with its timing (microbench._compiled / _timed_configs: compiled once, 30
     event-timed runs on the tensors `make_args(params)` returns, the last one the (grid, 4) Times
@@ -62,7 +68,7 @@ def fit_lines(cfgs: list, shapes, xs, xname: str, flops) -> list:
                    and c.get("blocks_per_sm", 1) == 1]
             t = {c["iters"]: c["stats"]["median_s"] for c in sel}
             if len(t) == 2:
-                per_iter = (t[ITERS[1]] - t[ITERS[0]]) / (ITERS[1] - ITERS[0])
+                per_iter = per_iteration(t)
                 clk = statistics.median(c["sm_clock_hz"] for c in sel if c.get("sm_clock_hz"))
                 pts.append((x, per_iter, flops(shape, x) / per_iter, clk))
         if len(pts) >= 2:
@@ -185,7 +191,7 @@ def fed_points(cfgs: list) -> list:
         if len(t) == 2:
             out.append({"shape": list(shape), "block_K": bk, "feed": feed, "num_stages": st,
                         "tile_bytes": sel[0]["tile_bytes"],
-                        "per_iter_s": (t[ITERS[1]] - t[ITERS[0]]) / (ITERS[1] - ITERS[0]),
+                        "per_iter_s": per_iteration(t),
                         "sm_clock_hz": statistics.median(c["sm_clock_hz"] for c in sel if c.get("sm_clock_hz"))})
     return out
 
@@ -245,8 +251,8 @@ def chain_points(cfgs: list) -> list:
     for n, hop in CHAIN:
         t = {c["iters"]: c for c in cfgs if c["n_gemm"] == n and c["hop"] == hop and "stats" in c}
         if len(t) == 2:
-            per = (t[ITERS[1]]["stats"]["median_s"] - t[ITERS[0]]["stats"]["median_s"]) / (ITERS[1] - ITERS[0])
-            pts.append({"n_gemm": n, "hop": hop, "per_iter_s": per, "sm_clock_hz": t[ITERS[1]].get("sm_clock_hz") or 0.0})
+            pts.append({"n_gemm": n, "hop": hop, "per_iter_s": per_iteration({i: c["stats"]["median_s"] for i, c in t.items()}),
+                        "sm_clock_hz": t[ITERS[1]].get("sm_clock_hz") or 0.0})
     return pts
 
 

@@ -234,7 +234,16 @@ def timed_matmul(M, N, K, block_M, block_N, block_K, num_stages, threads, dtype=
     return main
 
 
-def _gemm_pipe_body(block_M, block_N, block_K, num_stages, threads, iters, grid, n_tiles, dtype, stride=0):
+def _gemm_pipe_body(block_M, block_N, block_K, num_stages, threads, iters, grid, n_tiles, dtype, stride=0,
+                    chain=None):
+    """gemm_pipe's loop (see gemm_pipe, gemm_pipe_fed).  chain = (n_gemm, hop): gemm_chain_nows's
+    variant, with a staging buffer S_shared and n_gemm - 1 more gemms an iteration after the first,
+    accumulated (hop "none") or each fed by the previous result through S_shared (hop "copy": a
+    T.copy of the fragment, "masked": a T.Parallel copy with a causal mask; needs block_N ==
+    block_K)."""
+    n_more, hop = (chain[0] - 1, chain[1]) if chain is not None else (0, "none")
+    staging = chain is not None
+
     @T.prim_func
     def main(A: T.Tensor((n_tiles * block_M, block_K), dtype), B: T.Tensor((n_tiles * block_K, block_N), dtype),
              Out: T.Tensor((grid * block_M, block_N), "float32"), Times: T.Tensor((grid, 4), "int64")):
@@ -243,6 +252,8 @@ def _gemm_pipe_body(block_M, block_N, block_K, num_stages, threads, iters, grid,
             tx = T.get_thread_binding()
             A_shared = T.alloc_shared((block_M, block_K), dtype)
             B_shared = T.alloc_shared((block_K, block_N), dtype)
+            if staging:
+                S_shared = T.alloc_shared((block_M, block_K), dtype)
             C = T.alloc_fragment((block_M, block_N), "float32")
             if tx == 0:
                 Times[bx, 0] = T.call_extern("int64", "tr_globaltimer")
@@ -253,6 +264,18 @@ def _gemm_pipe_body(block_M, block_N, block_K, num_stages, threads, iters, grid,
                 T.copy(A[t * block_M:(t + 1) * block_M, 0:block_K], A_shared)
                 T.copy(B[t * block_K:(t + 1) * block_K, 0:block_N], B_shared)
                 T.gemm(A_shared, B_shared, C)
+                if staging:
+                    # (a serial TIR loop of n_gemm - 1 trips, as gemm_chain_nows has always built it)
+                    for _ in range(n_more):
+                        if hop == "none":
+                            T.gemm(A_shared, B_shared, C)
+                        else:
+                            if hop == "copy":
+                                T.copy(C, S_shared)
+                            else:
+                                for i, j in T.Parallel(block_M, block_K):
+                                    S_shared[i, j] = T.if_then_else(i >= j, C[i, j], 0)
+                            T.gemm(S_shared, B_shared, C, clear_accum=True)
             T.copy(C, Out[bx * block_M:(bx + 1) * block_M, :])
             if tx == 0:
                 Times[bx, 2] = T.call_extern("int64", "tr_globaltimer")
@@ -492,48 +515,14 @@ def timed_grouped_gemm(batch_sizes_list, K, N, block_M=64, block_N=128, block_K=
 def gemm_chain_nows(n_gemm, hop, iters, grid, tile=64, num_stages=2, threads=128, n_tiles=16, dtype="float16"):
     """A pipelined loop of `n_gemm` tile x tile x tile gemms an iteration, compiled as upstream's
     linear attention is (cp.async, no producer warps), every block reading the same L2-resident
-    A and B tiles (gemm_pipe's feed).  hop "none": the gemms accumulate into one fragment
-    (dependent through the accumulator only); "copy": each later gemm reads the previous one's
-    result staged through shared memory (T.copy(C, S_shared)), "masked": staged by a T.Parallel
-    element-wise copy with a causal mask (linear attention's s).  The difference per hop is what
-    a gemm fed by another gemm of the same iteration through shared memory waits besides its math.
-    Times[block] = (GPU timer, SM cycles) at thread 0's start and after the store."""
-
-    @T.prim_func
-    def main(A: T.Tensor((n_tiles * tile, tile), dtype), B: T.Tensor((n_tiles * tile, tile), dtype),
-             Out: T.Tensor((grid * tile, tile), "float32"), Times: T.Tensor((grid, 4), "int64")):
-        with T.Kernel(grid, threads=threads) as bx:
-            T.import_source(TIMER_SOURCE)
-            tx = T.get_thread_binding()
-            A_shared = T.alloc_shared((tile, tile), dtype)
-            B_shared = T.alloc_shared((tile, tile), dtype)
-            S_shared = T.alloc_shared((tile, tile), dtype)
-            C = T.alloc_fragment((tile, tile), "float32")
-            if tx == 0:
-                Times[bx, 0] = T.call_extern("int64", "tr_globaltimer")
-                Times[bx, 1] = T.call_extern("int64", "tr_clock")
-            T.clear(C)
-            for k in T.Pipelined(iters, num_stages=num_stages):
-                t = k % n_tiles
-                T.copy(A[t * tile:(t + 1) * tile, 0:tile], A_shared)
-                T.copy(B[t * tile:(t + 1) * tile, 0:tile], B_shared)
-                T.gemm(A_shared, B_shared, C)
-                for _ in range(n_gemm - 1):
-                    if hop == "none":
-                        T.gemm(A_shared, B_shared, C)
-                    else:
-                        if hop == "copy":
-                            T.copy(C, S_shared)
-                        else:
-                            for i, j in T.Parallel(tile, tile):
-                                S_shared[i, j] = T.if_then_else(i >= j, C[i, j], 0)
-                        T.gemm(S_shared, B_shared, C, clear_accum=True)
-            T.copy(C, Out[bx * tile:(bx + 1) * tile, :])
-            if tx == 0:
-                Times[bx, 2] = T.call_extern("int64", "tr_globaltimer")
-                Times[bx, 3] = T.call_extern("int64", "tr_clock")
-
-    return main
+    A and B tiles (gemm_pipe's feed and body, _gemm_pipe_body's chain variant).  hop "none": the
+    gemms accumulate into one fragment (dependent through the accumulator only); "copy": each later
+    gemm reads the previous one's result staged through shared memory (T.copy(C, S_shared)),
+    "masked": staged by a T.Parallel element-wise copy with a causal mask (linear attention's s).
+    The difference per hop is what a gemm fed by another gemm of the same iteration through shared
+    memory waits besides its math.  Times[block] = (GPU timer, SM cycles) at thread 0's start and
+    after the store."""
+    return _gemm_pipe_body(tile, tile, tile, num_stages, threads, iters, grid, n_tiles, dtype, chain=(n_gemm, hop))
 
 
 @tilelang.jit
