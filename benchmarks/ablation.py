@@ -1,7 +1,7 @@
 """Ablation: the accuracy each model component buys, on the recorded H200 data.
 
     python benchmarks/ablation.py                  # the cumulative table (sessions 1-9)
-    python benchmarks/ablation.py --leave-one-out  # session 11's and 12's mechanisms, each switched off alone
+    python benchmarks/ablation.py --leave-one-out  # sessions 11-14's mechanisms, each switched off alone
 
 Each row switches on one more mechanism and re-scores every recorded kernel and sweep
 (tileroof.score): median / p90 |time error| on the held-out split, DRAM median error, and the
@@ -58,7 +58,7 @@ def _without(*fields):
     """The calibrated device with some measured mechanism constants switched off."""
     def load(name="h200", calibrated=True):
         return replace(ORIG_LOAD(name, calibrated=calibrated),
-                       **{f: (() if f in ("l2_hit_curve", "dram_stream") else 1 if f == "l2_merge_group" else 0.0)
+                       **{f: (() if f in ("l2_hit_curve", "dram_stream", "block_stagger_gap_deciles") else 1 if f == "l2_merge_group" else 0.0)
                           for f in fields})
     return load
 
@@ -241,12 +241,21 @@ S13 = [
 ]
 
 
+# session 14, switched off alone: staggered sharers that the SM paces keep their gaps (drift_misses, apart)
+S14 = [
+    ("staggered sharers the SM paces keep their gaps, each sweeping its own window (off: followers that hit "
+     "catch up)", [(model, "memory_paced", lambda bound: True)]),
+    ("the stagger's own measured gap deciles (off: the drift's |normal| ones)",
+     [(devices, "load", _without("block_stagger_gap_deciles"))]),
+]
+
+
 def leave_one_out() -> int:
     print("| switched off | holdout time med | holdout time p90 | all time med | all time p90 | DRAM med | DRAM p90 "
           "| DRAM worst | Kendall tau per sweep |")
     print("|---|---|---|---|---|---|---|---|---|")
     run("nothing (the current model)", [], len(S9))
-    for label, stack in S11 + S12 + S13:
+    for label, stack in S11 + S12 + S13 + S14:
         run(label, stack, len(S9))
     return 0
 

@@ -1035,9 +1035,15 @@ def test_block_stagger_in_the_profile_comes_from_the_recorded_timelines():
     docs = [json.loads(Path(f).read_text()) for f in sorted(glob.glob(str(RESULTS / "timeline-*.json")))]
     docs = [d for d in docs if derive.timeline_kind(d) == "stagger"]
     assert len(docs) >= 2
-    entry = derive.stagger_entry(docs, "test")["block_stagger_per_resident_warp"]
-    assert entry["value"] == pytest.approx(devices.load("h200").block_stagger_per_warp, abs=1e-5)
+    entries = derive.stagger_entry(docs, "test")
+    entry = entries["block_stagger_per_resident_warp"]
+    dev = devices.load("h200")
+    assert entry["value"] == pytest.approx(dev.block_stagger_per_warp, abs=1e-5)
     assert len(entry["launch_values"]) >= 10
+    deciles = entries["block_stagger_gap_deciles"]["value"]
+    assert deciles == pytest.approx(list(dev.block_stagger_gap_deciles), abs=1e-3)
+    # gaps over their launch's median: the middle deciles straddle 1, the deciles rise
+    assert deciles[4] < 1.0 < deciles[5] and deciles == sorted(deciles)
 
 
 def test_shared_hops_count_the_staged_gemm_operands():
@@ -1076,3 +1082,40 @@ def test_each_hop_adds_its_cycles_to_the_iteration_chain():
     clk = 1.7e9
     d = at(clk)[1]["terms_s"]["compute"] - at0(clk)[1]["terms_s"]["compute"]
     assert d == pytest.approx(2 * dev.gemm_hop_cycles / clk * model.coresidency(dev, 1), rel=1e-6)
+
+
+def test_sharers_kept_apart_count_every_sharers_window():
+    """drift_misses with apart=True: two followers of one tile in wave 1, 10 launches behind their
+    leader of 100 slots, stagger 0.5 (drift 0): median gap 10 / 100 x 0.5 = 0.05 block times.  With
+    an empty working set the distance in a window q x 0.05 is only the fronts': 2 x 1000 bytes x
+    min(0.05, q x 0.05) = 100 x min(1, q).  At a sharp 99-byte capacity the deciles of q above 1 (the
+    five from 0.55 up) miss: 2 x 1000 x 5 / 10 = 1000 bytes.  Without apart the followers ride in
+    the leader's window: an empty working set misses nothing."""
+    ws = np.zeros(2)
+    f = (np.ones(2, dtype=np.int64), np.full(2, 10.0), np.full(2, 1000.0))
+    assert memory.drift_misses([f], ws, 100, 0.0, 99.0, stagger=0.5, apart=True)[0] == pytest.approx(1000.0)
+    assert memory.drift_misses([f], ws, 100, 0.0, 99.0, stagger=0.5) == [0.0]
+    # at a 101-byte capacity the windows (at most 100 bytes) all fit
+    assert memory.drift_misses([f], ws, 100, 0.0, 101.0, stagger=0.5, apart=True) == [0.0]
+
+
+def test_staggered_sharers_stay_apart_only_where_the_sm_sets_the_pace():
+    """The 4-block cp.async grouped loop is shared-memory-bound: its staggered A sharers keep their
+    gaps (the assumption says so, DRAM above the caught-up estimate); the num_stages 0 64 x 64 GEMM at
+    8 blocks per SM waits on its loads (pipeline latency): its followers that hit catch up, no
+    note, the caught-up estimate stands."""
+    dev = devices.load("h200")
+    c = corpus.get("probe_wavesplit_g4_m8192_n4096_k4096_bm64_bn128_bk64_s2_t256")
+    r = tileroof.analyze(c.kernel, device=dev, **c.params)
+    assert not model.memory_paced(r.timing.bound)
+    assert any("keep those gaps" in a for a in r.timing.assumptions)
+    tr = walk(c.kernel, c.params)
+    occ = model.occupancy(tr, dev)
+    caught_up = memory.estimates(tr, occ.blocks_per_sm * dev.sm_count, dev.l2_bytes, dev.l2_partitions,
+                                 dev.l2_hit_curve, ((dev.pace_spread, dev.l2_merge_group,
+                                                     model.block_stagger(tr, dev, occ)),))[0]
+    assert r.timing.memory.dram_bytes > 1.3 * caught_up.dram_bytes
+    c = corpus.get("gemm_nn_fp16_4096_bm64_s0")
+    r = tileroof.analyze(c.kernel, device=dev, **c.params)
+    assert model.memory_paced(r.timing.bound)
+    assert not any("keep those gaps" in a for a in r.timing.assumptions)

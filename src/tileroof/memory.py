@@ -262,7 +262,8 @@ def local_spill(mem: MemoryEstimate, bytes_per_iteration: float, block_iteration
 
 
 def drift_misses(followers: list, working_set, slots: int, drift: float, capacity: float,
-                 hit_curve: tuple = (), stagger: float = 0.0) -> list:
+                 hit_curve: tuple = (), stagger: float = 0.0, apart: bool = False,
+                 stagger_deciles: tuple = ()) -> list:
     """Bytes re-fetched from DRAM, per operand, because blocks that share a tile inside one wave
     reach it at different times.
 
@@ -281,26 +282,44 @@ def drift_misses(followers: list, working_set, slots: int, drift: float, capacit
     that replace them start that far apart too: a gap of gap/slots x stagger block times, in every
     wave after the first, on top of the drift's.
 
+    `apart`: the sharers keep their gaps, whether they hit or miss (blocks whose pace the SM sets:
+    an L2 hit does not make them faster).  Then every sharer of a tile sweeps its own part of it,
+    and the distinct bytes in a window of g block times are the union of the sharers' windows:
+    a tile read by sharers starting t_1 < t_2 < ... is touched over g + sum_j min(t_j - t_(j-1), g)
+    block times' worth of its bytes (_fronts), not g's.  Without it (the default: blocks that memory
+    paces, which an L2 hit speeds up, catch up with the sharer ahead) only the re-fetches add to
+    the distinct bytes, the followers that hit ride in their leader's window.
+
     `followers`: per operand, (wave, gap in launches, bytes) of every block that reads a tile an
     earlier block of its wave reads too."""
     out = [0.0] * len(followers)
     live = [i for i, f in enumerate(followers) if f is not None and f[0].size]
     if (drift <= 0 and stagger <= 0) or not live:
         return out
-    q = _DECILES
     # a follower's median gap to its sharer, in block times: gap / slots x this, by wave
     w = np.arange(working_set.size)
-    spread = np.minimum(drift * (w + 0.5) + stagger * (w >= 1), 1.0)
+    drifted, staggered = drift * (w + 0.5), stagger * (w >= 1)
+    spread = np.minimum(drifted + staggered, 1.0)
+    # the gaps' deciles over their median, by wave: the drift's |normal|, the stagger's measured ones
+    q = np.broadcast_to(_DECILES[:, None], (_DECILES.size, w.size))
+    if stagger_deciles and stagger > 0:
+        qs = np.asarray(stagger_deciles, dtype=np.float64)[:, None]
+        q = (drifted * q + staggered * qs) / np.maximum(drifted + staggered, 1e-300)
     # no sharer can miss when even the longest distance (no re-fetches yet) is one the cache holds
     # whole (the feedback only starts from misses); in each wave the longest is the widest gap's
     sure_hit = hit_curve[0][0] if hit_curve else capacity
     longest = 0.0
+    # kept apart, the sharers behind the first add at most their bytes per block time to the rate
+    behind = np.zeros(working_set.size)
+    if apart:
+        for i in live:
+            np.add.at(behind, followers[i][0], followers[i][2])
     for i in live:
         wave, gap, _ = followers[i]
         widest = np.zeros(working_set.size)
         np.maximum.at(widest, wave, gap)
-        longest = max(longest, float((widest / slots * spread * working_set).max()))
-    if longest * q[-1] <= sure_hit:
+        longest = max(longest, float((widest / slots * spread * (working_set + behind)).max()))
+    if longest * q.max() <= sure_hit:
         return out
     # the median gap is the same for every follower of one wave with the same gap in launches: the
     # hit curve is read once per distinct (wave, gap), `inverse` maps them back to the followers
@@ -311,18 +330,24 @@ def drift_misses(followers: list, working_set, slots: int, drift: float, capacit
         span = int(gap.max()) + 1
         _, first, inverse = _unique(wave * span + gap.astype(np.int64), (int(wave.max()) + 1) * span)
         gaps[i] = (g[first], wave[first], inverse)
-    deciles = q[:, None]
     follower_waves = np.concatenate([followers[i][0] for i in gaps])      # operand after operand
+    fronts = _fronts(followers, live, slots, spread) if apart else None
     extra = np.zeros_like(working_set)
     for _ in range(30):
         rate = working_set + extra                     # bytes L2 takes in per block time, by wave
         late = []
         for i, (g, w, inverse) in gaps.items():
             b = followers[i][2]
+            window = q[:, w] * g
+            distance = window * rate[w]
+            if fronts is not None:
+                distance = distance + fronts(w, window)
             # the mean over the deciles (what ndarray.mean computes: the sum, then / their count)
-            miss = 1.0 - reuse_hit_share(deciles * (g * rate[w]), capacity, hit_curve).sum(axis=0) / q.size
+            miss = 1.0 - reuse_hit_share(distance, capacity, hit_curve).sum(axis=0) / q.shape[0]
             late.append(b * miss[inverse])
             out[i] = float(late[-1].sum())
+        if fronts is not None:          # kept apart: the windows count every sharer already
+            break
         # the re-fetches by wave (bincount adds them up in order, operand after operand)
         new = np.bincount(follower_waves, np.concatenate(late), minlength=working_set.size)
         if (np.abs(new - extra) <= 1.0 + 1e-3 * np.abs(extra)).all():     # np.allclose(rtol=1e-3, atol=1)
@@ -353,6 +378,34 @@ def _followers(wave, pos, nbytes, by_pair, head):
     f = ~head
     gap = (p - np.concatenate((p[:1], p[:-1])))[f].astype(np.float64)
     return w[f], gap, b[f]
+
+
+def _fronts(followers, live, slots, spread):
+    """The distinct bytes that the sharers behind the first of each (wave, tile) add to a window
+    when they keep their gaps (drift_misses, apart): a tile read by sharers starting t_1 < t_2 < ...
+    (block times) is touched in a window of g over the union of [t_j, t_j + g], g + sum_j
+    min(t_j - t_(j-1), g) block times' worth of its bytes; the first term is the wave's working
+    set.  Returns at(wave, window) -> the sum over that wave's followers of their bytes x
+    min(their median gap, window), for arrays of waves and windows (block times)."""
+    w = np.concatenate([followers[i][0] for i in live])
+    gt = np.concatenate([followers[i][1] / slots * spread[followers[i][0]] for i in live])
+    b = np.concatenate([followers[i][2] for i in live])
+    gt = np.minimum(gt, 3.9)
+    key = w * 4.0 + gt
+    o = np.argsort(key, kind="stable")
+    key, b, gt = key[o], b[o], gt[o]
+    cum_b = np.concatenate(([0.0], np.cumsum(b)))
+    cum_bg = np.concatenate(([0.0], np.cumsum(b * gt)))
+
+    def at(wave, window):
+        window = np.minimum(window, 3.9)
+        base = wave * 4.0
+        lo = np.searchsorted(key, base, "left")
+        mid = np.searchsorted(key, base + window, "right")
+        hi = np.searchsorted(key, base + 4.0, "left")
+        return (cum_bg[mid] - cum_bg[lo]) + window * (cum_b[hi] - cum_b[mid])
+
+    return at
 
 
 def _erfinv(y):
@@ -389,7 +442,7 @@ def estimate(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: int
 
 def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: int = 1, hit_curve: tuple = (),
               states: tuple = ((0.0, 1),), order=None) -> list:
-    """One MemoryEstimate per (drift, merge_group[, stagger]) of `states` (see estimate and
+    """One MemoryEstimate per (drift, merge_group[, stagger[, apart]]) of `states` (see estimate and
     drift_misses): the launch order,
     the tiles each wave touches and their reuse distances are worked out once for all of them.
     order: launch_order(trace), where the caller has it already."""
@@ -531,7 +584,7 @@ def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: in
     out = []
     for drift, merge_group, *rest in states:
         merge_group = max(int(merge_group or 1), 1)
-        late_by_op = drift_misses(followers, working_set, slots, drift, capacity, hit_curve, rest[0] if rest else 0.0)
+        late_by_op = drift_misses(followers, working_set, slots, drift, capacity, hit_curve, *rest)
         dram_read = 0.0
         per_operand = []
         for (rec, op, nbytes, pairs), late, (d, note, floor) in zip(tiled, late_by_op, in_step):

@@ -870,6 +870,16 @@ def _clocked(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, ti
     return timed, clock, clocked
 
 
+# bounds at which memory sets a block's pace: a block whose tiles hit L2 runs faster than one
+# whose tiles come from DRAM (memory.drift_misses: such followers catch up with their leader)
+MEMORY_PACED = frozenset({"dram", "l2", "pipeline (l2)", "pipeline (latency)"})
+
+
+def memory_paced(bound: str) -> bool:
+    """Whether a launch timed at `bound` runs at the pace its memory traffic sets."""
+    return bound in MEMORY_PACED
+
+
 def block_stagger(trace: KernelTrace, dev: Device, occ: Occupancy) -> float:
     """How far apart, as a share of a block time per level, the blocks sharing an SM finish: they
     finish in the order they arrived (tileroof.gpu.timeline sets 13-14, benchmarks/stagger.py: the
@@ -893,15 +903,37 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
     # so nothing merges
     # (co-resident blocks finish in arrival order while the SM sets their pace; once memory sets it --
     # drifting -- they do not: the L2-bound 64x64 launch of timeline set 13 steps 0.007 per level)
-    states = ((dev.pace_spread, dev.l2_merge_group, block_stagger(trace, dev, occ)),)
+    stagger = block_stagger(trace, dev, occ)
+    states = ((dev.pace_spread, dev.l2_merge_group, stagger, False, dev.block_stagger_gap_deciles),)
+    if stagger:
+        # the same staggered launch with its sharers kept apart (used where the SM sets the pace)
+        states += ((dev.pace_spread, dev.l2_merge_group, stagger, True, dev.block_stagger_gap_deciles),)
     if dev.pace_spread_drifting > dev.pace_spread:
         states += ((dev.pace_spread_drifting, 1, 0.0),)
     order = memory.launch_order(trace)
-    tile_mem, *drifted = memory.estimates(trace, slots, dev.l2_bytes, dev.l2_partitions, dev.l2_hit_curve, states,
-                                          order)
+    tile_mem, *others = memory.estimates(trace, slots, dev.l2_bytes, dev.l2_partitions, dev.l2_hit_curve, states,
+                                         order)
+    apart = others.pop(0) if stagger else None
+    drifted = others
     mem = spill_memory(trace, counts, dev, occ, tile_mem)
     notes: list = []
     timed, clock, clocked = _clocked(trace, counts, dev, occ, tile_mem, mem, notes, order)
+    apart_note = None
+    if apart is not None and apart.dram_bytes > tile_mem.dram_bytes and not memory_paced(timed[1]):
+        # staggered sharers that the SM paces keep their gaps, hit or miss: the distinct bytes
+        # between two of them are every sharer's window (memory.drift_misses, apart)
+        apart_mem = spill_memory(trace, counts, dev, occ, apart)
+        apart_notes: list = []
+        apart_timed, apart_clock, apart_clocked = _clocked(trace, counts, dev, occ, apart, apart_mem, apart_notes,
+                                                           order)
+        if not memory_paced(apart_timed[1]):
+            apart_note = (f"blocks sharing an SM finish in arrival order, so from the second wave on the sharers of a "
+                          f"tile start staggered ({stagger:.2f} of a block time per wave of launches); the SM sets "
+                          f"their pace ({apart_timed[1]}), so they keep those gaps and each sweeps its own part of "
+                          f"the tile: {apart.dram_bytes / 1e9:.2f} GB from DRAM ({tile_mem.dram_bytes / 1e9:.2f} GB "
+                          "if followers that hit caught up)")
+            tile_mem, mem, notes = apart, apart_mem, apart_notes
+            timed, clock, clocked = apart_timed, apart_clock, apart_clocked
     dram_if_drifting = None
     dram_in_step = mem.dram_bytes
     drift_note = None
@@ -929,6 +961,8 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
     assumptions = list(mem.assumptions)
     if drift_note:
         assumptions.append(drift_note)
+    if apart_note and not drifting:
+        assumptions.append(apart_note)
     # the tensor dtype the laws' math is stated in (the kernel's first tensor-core dtype)
     tdt = next((d for (u, d), n in counts.flops.items() if u == TENSOR and n), "fp16")
     if timed[4].get("nows_iteration_law"):

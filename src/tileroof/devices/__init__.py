@@ -134,9 +134,12 @@ class Device:
     reduce_latency_s: float = 0.0         # latency one row reduction adds to a loop iteration
     pace_spread: float = 0.0              # relative std of the SMs' pace on identical blocks (typical)
     pace_spread_drifting: float = 0.0     # ... in the kernels seen to drift apart (DRAM-saturated)
-    # blocks sharing an SM finish in arrival order, each level a share of a block time after the one
-    # before per warp resident on the SM (timeline sets 13-14; 0 = in step)
+    # blocks sharing an SM finish in arrival order, so in later waves sharers d launches apart start
+    # d / slots x c block times apart, c this x blocks per SM x warps per SM (timeline sets 13-14;
+    # 0 = in step)
     block_stagger_per_warp: float = 0.0
+    # deciles of the staggered sharers' start gaps over their median (memory.drift_misses), measured
+    block_stagger_gap_deciles: tuple = ()
     # SM cycles a gemm waits when its operand is another gemm's result of the same iteration staged
     # through shared memory (the fragment's store, the barrier), besides its own math
     gemm_hop_cycles: float = 0.0
@@ -243,6 +246,9 @@ def _apply(fields: dict, specs: dict, sources: dict, cites: dict | None) -> None
         elif key == "coresidency_nows":
             fields["coresidency_nows"] = tuple((float(b), float(g)) for b, g in value)
             sources["coresidency_nows"] = cite
+        elif key == "block_stagger_gap_deciles":
+            fields["block_stagger_gap_deciles"] = tuple(float(v) for v in value)
+            sources["block_stagger_gap_deciles"] = cite
         elif key == "l2_reuse_hit_curve":
             fields["l2_hit_curve"] = tuple((float(d), float(h)) for d, h in value)
             sources["l2_hit_curve"] = cite

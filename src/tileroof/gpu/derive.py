@@ -227,36 +227,57 @@ def stagger_levels(r: dict, sms: int) -> dict:
     lv = [statistics.median(x) for x in levels if x]
     spacing = (lv[-1] - lv[0]) / (len(lv) - 1) if len(lv) > 1 else 0.0
     gaps = {}
+    sharer_gaps = []
     for d in sorted({32, gx // 2, gx}):
         g = [(s[b] - s[b - d]) / T for b in range(R, n) if (b - d) // R == b // R]
         if g:
             med = statistics.median(g)
             gaps[d] = (med, med * R / d)
+            if d == gx and med > 0:
+                sharer_gaps = [x / med for x in g]
     return {"per_sm": per_sm, "warps_per_sm": r["params"]["threads"] // 32 * per_sm, "T_us": T / 1e3, "levels": lv,
-            "spacing": spacing, "gaps": gaps}
+            "spacing": spacing, "gaps": gaps, "sharer_gaps": sharer_gaps}
 
 
 def stagger_entry(docs: list, where: str) -> dict:
-    """block_stagger_per_resident_warp from timeline sets 13-14: per launch with two or more blocks
-    per SM, the first wave's level spacing (stagger_levels) over the warps resident on the SM;
-    the median over launches."""
-    vals = []
+    """From timeline sets 13-14, per launch with two or more blocks per SM:
+    block_stagger_per_resident_warp, c (stagger_levels: the median start gap of two blocks gx
+    launches apart -- the sharers of an A tile -- in one later wave, x slots / gx) over the blocks
+    per SM times the warps resident on the SM, the median over launches (the quantity
+    memory.drift_misses uses: sharers d launches apart start d / slots x c block times apart);
+    block_stagger_gap_deciles, the deciles of those gaps over their launch's median, per decile the
+    median over the launches: how evenly one launch's sharers are spaced (pooling the gaps instead
+    mixes the heavy tails of the 128-thread launches, p90 / median 3-7, into every launch; the
+    256-thread ones have 1.3-1.9)."""
+    vals, spacing, per_launch = [], [], []
     for d in docs:
         for r in d.get("results", []):
             if "start_ns" not in r:
                 continue
             a = stagger_levels(r, d.get("sm_count", 132))
-            if a["per_sm"] >= 2:
-                vals.append(a["spacing"] / a["warps_per_sm"])
+            gx = r["grid"][0]
+            if a["per_sm"] >= 2 and gx in a["gaps"] and a["sharer_gaps"]:
+                vals.append(a["gaps"][gx][1] / (a["per_sm"] * a["warps_per_sm"]))
+                spacing.append(a["spacing"] / a["warps_per_sm"])
+                g = sorted(a["sharer_gaps"])
+                per_launch.append([g[min(int(q * len(g)), len(g) - 1)] for q in (0.05 + 0.1 * i for i in range(10))])
     if not vals:
         return {}
+    deciles = [statistics.median(col) for col in zip(*per_launch)]
     return {"block_stagger_per_resident_warp": {
-        "value": round(statistics.median(vals), 5), "unit": "1 (block times per level, per resident warp)",
+        "value": round(statistics.median(vals), 5), "unit": "1 (block times, per block and resident warp per SM)",
         "method": ("tileroof.gpu.timeline sets 13-14 (the grouped GEMM's loop, cp.async without producer warps, and "
-                   "upstream's grouped GEMM; benchmarks/stagger.py): blocks sharing an SM finish in arrival order; "
-                   "per launch of 2-4 blocks per SM the first wave's mean step between levels over the median block "
-                   f"time, over the warps resident on the SM; median of {len(vals)} launches [{where}]"),
-        "launch_values": [round(v, 5) for v in sorted(vals)]}}
+                   "upstream's grouped GEMM; benchmarks/stagger.py): blocks sharing an SM finish in arrival order, so "
+                   "in later waves the blocks sharing an A tile (gx launches apart) start staggered; per launch of 2-4 "
+                   "blocks per SM c = their median start gap over the median block time x slots / gx, over the blocks "
+                   f"per SM x the warps resident on the SM; median of {len(vals)} launches [{where}]"),
+        "launch_values": [round(v, 5) for v in sorted(vals)],
+        "level_spacing_per_warp": [round(v, 5) for v in sorted(spacing)]},
+        "block_stagger_gap_deciles": {
+        "value": [round(v, 3) for v in deciles], "unit": "1 (start gap over its launch's median, deciles 5 ... 95 %)",
+        "method": ("the same launches' start gaps of blocks gx launches apart in one later wave, each over its "
+                   f"launch's median; per decile the median over the {len(vals)} launches [{where}]"),
+        "launch_deciles": [[round(v, 3) for v in row] for row in per_launch]}}
 
 
 def chain_hop_entry(run: dict, where: str) -> dict:
