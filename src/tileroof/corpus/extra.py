@@ -999,6 +999,38 @@ def _wave_split_probes() -> list[Case]:
     return out
 
 
+def _apart_check_cases() -> list[Case]:
+    """Session 14: the grouped GEMM's loop (groups written out, cp.async, no producer warps) at other
+    groups, shapes, tiles and blocks per SM, written after the rule that staggered sharers the SM
+    paces keep their gaps (memory.drift_misses apart) and predicted before they ran; one 64 x 64
+    launch whose pace the L2 sets (the rule does not apply); and the dense launch the rule made
+    worse (staggercheck_g1, +64 %) cut to 1, 2 and 4 waves by N, as run 96 cut the 4-group one."""
+    from .upstream import affine_case, grouped_affine_cpasync
+
+    out = []
+    for G, M, N, K, bM, bN, bK, s, t in ((2, 8192, 4096, 4096, 64, 128, 64, 2, 256),
+                                          (4, 4096, 8192, 8192, 64, 128, 64, 2, 256),
+                                          (1, 8192, 8192, 4096, 64, 128, 64, 2, 256),
+                                          (1, 16384, 4096, 2048, 64, 128, 64, 2, 256),
+                                          (4, 8192, 4096, 4096, 64, 256, 64, 2, 256),
+                                          (8, 8192, 4096, 4096, 128, 128, 32, 3, 128),
+                                          (4, 8192, 4096, 4096, 64, 64, 64, 3, 128),
+                                          (4, 8192, 4096, 4096, 64, 128, 32, 3, 128)):
+        p = dict(G=G, M=M, N=N, K=K, block_M=bM, block_N=bN, block_K=bK, num_stages=s, threads=t, dtype="float16")
+        out.append(affine_case(f"apartcheck_g{G}_m{M}_n{N}_k{K}_bm{bM}_bn{bN}_bk{bK}_s{s}_t{t}", grouped_affine_cpasync,
+                               p, ("gemm", "float16", "nows", "extra"),
+                               "cp.async, no warp specialisation, the grouped GEMM's loop with its groups written out; "
+                               "written after the rule that SM-paced staggered sharers keep their gaps, predicted "
+                               "before it ran"))
+    for N in (512, 1024, 2048):
+        p = dict(G=1, M=8192, N=N, K=2048, block_M=64, block_N=128, block_K=64, num_stages=2, threads=256,
+                 dtype="float16")
+        out.append(affine_case(f"probe_densesplit_m8192_n{N}_k2048_bm64_bn128_bk64_s2_t256", grouped_affine_cpasync,
+                               p, ("gemm", "float16", "nows", "probe"),
+                               "cp.async dense GEMM (staggercheck_g1) cut to fewer waves by N"))
+    return out
+
+
 def _spill_cases() -> list[Case]:
     """Session 11: flash-attention forwards whose fragments do not fit one consumer warpgroup's
     registers (model.register_spill_factor), written after the rule and predicted before they ran:
@@ -1092,7 +1124,7 @@ def cases() -> list[Case]:
     return (_wave_check_cases() + _div_check_cases() + _gemm_cases() + _attention_cases() + _rowwise_cases() + _other_cases() + _probe_cases()
             + _size_cases() + _short_cases() + _stage_cases() + _conv_cases() + _conv_check_cases()
             + _epilogue_cases() + _fp32_store_cases() + _clock_cases() + _nows_cases() + masked_probes()
-            + _spill_cases() + _stagger_check_cases() + _wave_split_probes())
+            + _spill_cases() + _stagger_check_cases() + _wave_split_probes() + _apart_check_cases())
 
 
 # ----------------------------------------------------------------------------- sweeps
