@@ -921,19 +921,20 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
     apart_note = None
     if apart is not None and apart.dram_bytes > tile_mem.dram_bytes and not memory_paced(timed[1]):
         # staggered sharers that the SM paces keep their gaps, hit or miss: the distinct bytes
-        # between two of them are every sharer's window (memory.drift_misses, apart)
+        # between two of them are every sharer's window (memory.drift_misses, apart).  Whether the SM
+        # sets the pace is read in step, the state the launch starts in (its first wave): the
+        # stagger forms there; run 97's 64x128x32 launch, latency-bound once its sharers are apart,
+        # still re-fetches as they do (1428 MB measured, 1583 apart, 695 caught up)
         apart_mem = spill_memory(trace, counts, dev, occ, apart)
         apart_notes: list = []
-        apart_timed, apart_clock, apart_clocked = _clocked(trace, counts, dev, occ, apart, apart_mem, apart_notes,
-                                                           order)
-        if not memory_paced(apart_timed[1]):
-            apart_note = (f"blocks sharing an SM finish in arrival order, so from the second wave on the sharers of a "
-                          f"tile start staggered ({stagger:.2f} of a block time per wave of launches); the SM sets "
-                          f"their pace ({apart_timed[1]}), so they keep those gaps and each sweeps its own part of "
-                          f"the tile: {apart.dram_bytes / 1e9:.2f} GB from DRAM ({tile_mem.dram_bytes / 1e9:.2f} GB "
-                          "if followers that hit caught up)")
-            tile_mem, mem, notes = apart, apart_mem, apart_notes
-            timed, clock, clocked = apart_timed, apart_clock, apart_clocked
+        apart_timed = _clocked(trace, counts, dev, occ, apart, apart_mem, apart_notes, order)
+        apart_note = (f"blocks sharing an SM finish in arrival order, so from the second wave on the sharers of a "
+                      f"tile start staggered ({stagger:.2f} of a block time per wave of launches); the SM sets "
+                      f"their pace ({timed[1]} in step), so they keep those gaps and each sweeps its own part of "
+                      f"the tile: {apart.dram_bytes / 1e9:.2f} GB from DRAM ({tile_mem.dram_bytes / 1e9:.2f} GB "
+                      "if followers that hit caught up)")
+        tile_mem, mem, notes = apart, apart_mem, apart_notes
+        timed, clock, clocked = apart_timed
     dram_if_drifting = None
     dram_in_step = mem.dram_bytes
     drift_note = None
