@@ -1031,6 +1031,24 @@ def _apart_check_cases() -> list[Case]:
     return out
 
 
+def _occupancy_check_cases() -> list[Case]:
+    """Session 14: timeline set 16's launches (the grouped loop, 8 groups, cp.async) at 5-8 blocks per
+    SM, past the 2-4 the stagger law was read on, predicted before they ran: their DRAM bytes test
+    the law's extrapolation (c = blocks x warps per SM x the step, capped at 1) and the apart rule."""
+    from .upstream import affine_case, grouped_affine_cpasync
+
+    out = []
+    for bM, bN, bK, s, t in ((64, 128, 32, 3, 128), (64, 128, 32, 2, 128), (64, 64, 32, 2, 128), (64, 64, 64, 2, 128),
+                             (128, 64, 32, 2, 128)):
+        p = dict(G=8, M=8192, N=4096, K=4096, block_M=bM, block_N=bN, block_K=bK, num_stages=s, threads=t,
+                 dtype="float16")
+        out.append(affine_case(f"occcheck_g8_m8192_n4096_k4096_bm{bM}_bn{bN}_bk{bK}_s{s}_t{t}", grouped_affine_cpasync,
+                               p, ("gemm", "float16", "nows", "extra"),
+                               "cp.async, no warp specialisation, the grouped GEMM's loop at 5-8 blocks per SM; "
+                               "predicted before it ran"))
+    return out
+
+
 def _spill_cases() -> list[Case]:
     """Session 11: flash-attention forwards whose fragments do not fit one consumer warpgroup's
     registers (model.register_spill_factor), written after the rule and predicted before they ran:
@@ -1124,7 +1142,8 @@ def cases() -> list[Case]:
     return (_wave_check_cases() + _div_check_cases() + _gemm_cases() + _attention_cases() + _rowwise_cases() + _other_cases() + _probe_cases()
             + _size_cases() + _short_cases() + _stage_cases() + _conv_cases() + _conv_check_cases()
             + _epilogue_cases() + _fp32_store_cases() + _clock_cases() + _nows_cases() + masked_probes()
-            + _spill_cases() + _stagger_check_cases() + _wave_split_probes() + _apart_check_cases())
+            + _spill_cases() + _stagger_check_cases() + _wave_split_probes() + _apart_check_cases()
+            + _occupancy_check_cases())
 
 
 # ----------------------------------------------------------------------------- sweeps

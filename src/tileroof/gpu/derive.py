@@ -183,7 +183,7 @@ def timeline_kind(doc: dict) -> str:
     (set 10: set 8's launches again with the loop's SM clock apart; these two feed only
     tensor_clock_entry), "wave" (sets 11 and 12: one-wave launches with the first gemm's time,
     which feed wave_store_entries), "epilogue" (set 8: the GEMM epilogue, which feeds
-    epilogue_entries and tensor_clock_entry), "stagger" (sets 13-14: the grouped GEMM's loop, cp.async
+    epilogue_entries and tensor_clock_entry), "stagger" (sets 13-14 and 16: the grouped GEMM's loop, cp.async
     and TMA, and upstream's grouped GEMM, read by benchmarks/stagger.py; they feed
     stagger_entry), "iters" (set 15: thread 0's
     timer after every iteration; no profile entry) or "pace" (the other sets,

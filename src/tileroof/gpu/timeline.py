@@ -125,10 +125,16 @@ CONFIGS_14 = tuple(("grouped",) + c for c in ((64, 128, 64, 2, 256), (64, 128, 6
                                                (64, 256, 64, 2, 256))) + (
     ("cpasync", 8, 8192, 4096, 4096, 64, 128, 64, 2, 128), ("cpasync", 8, 8192, 4096, 4096, 64, 128, 64, 2, 256))
 
+# sixteenth run (session 14): set 13's affine grouped loop (8 groups, 8192 x 4096 x 4096, cp.async)
+# at 5-8 blocks per SM, past the 2-4 the stagger law was read on: SM-paced 64x128x32 tiles (5 per
+# SM at 2 and 3 stages) and L2-paced 64x64 (8 and 6 per SM) and 128x64 (5) ones
+CONFIGS_16 = tuple(("cpasync", 8, 8192, 4096, 4096) + c for c in (
+    (64, 128, 32, 3, 128), (64, 128, 32, 2, 128), (64, 64, 32, 2, 128), (64, 64, 64, 2, 128), (128, 64, 32, 2, 128)))
+
 
 def affine_run(out: Path, runs: int, configs=None) -> int:
-    """Timeline sets 13 and 14: tl_kernels.timed_affine_* / timed_grouped_gemm per-block timers
-    for CONFIGS_13 / CONFIGS_14 (start, loop end, end, SM), with summarise's per-wave sharer gaps
+    """Timeline sets 13, 14 and 16: tl_kernels.timed_affine_* / timed_grouped_gemm per-block timers
+    for CONFIGS_13 / CONFIGS_14 / CONFIGS_16 (start, loop end, end, SM), with summarise's per-wave sharer gaps
     for the blocks gx launches apart (same A tile)."""
     import torch
 
@@ -382,14 +388,14 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--set", type=int, default=1, choices=tuple(range(1, 16)), help="configuration set")
+    ap.add_argument("--set", type=int, default=1, choices=tuple(range(1, 17)), help="configuration set")
     a = ap.parse_args(argv)
     if a.set == 9:
         return attention_run(a.out, a.runs)
     if a.set == 15:
         return iters_run(a.out, a.runs)
-    if a.set in (13, 14):
-        return affine_run(a.out, a.runs, CONFIGS_13 if a.set == 13 else CONFIGS_14)
+    if a.set in (13, 14, 16):
+        return affine_run(a.out, a.runs, {13: CONFIGS_13, 14: CONFIGS_14, 16: CONFIGS_16}[a.set])
     import torch
 
     from .provenance import base_provenance, write_record
