@@ -1113,7 +1113,8 @@ def test_staggered_sharers_stay_apart_only_where_the_sm_sets_the_pace():
     occ = model.occupancy(tr, dev)
     caught_up = memory.estimates(tr, occ.blocks_per_sm * dev.sm_count, dev.l2_bytes, dev.l2_partitions,
                                  dev.l2_hit_curve, ((dev.pace_spread, dev.l2_merge_group,
-                                                     model.block_stagger(tr, dev, occ)),))[0]
+                                                     model.block_stagger(tr, dev, occ), False,
+                                                     dev.block_stagger_gap_deciles),))[0]
     assert r.timing.memory.dram_bytes > 1.3 * caught_up.dram_bytes
     c = corpus.get("gemm_nn_fp16_4096_bm64_s0")
     r = tileroof.analyze(c.kernel, device=dev, **c.params)

@@ -881,12 +881,12 @@ def memory_paced(bound: str) -> bool:
 
 
 def block_stagger(trace: KernelTrace, dev: Device, occ: Occupancy) -> float:
-    """How far apart, as a share of a block time per level, the blocks sharing an SM finish: they
-    finish in the order they arrived (tileroof.gpu.timeline sets 13-14, benchmarks/stagger.py: the
-    first wave's ends step by ~0.35 % of a block time per warp resident on the SM -- 0.12 with 4
-    blocks of 8 warps, 0.06 with 4 of 4 or 2 of 8), and the blocks that replace them start as
-    staggered: sharers `gap` launches apart then start gap / slots x n x step block times apart
-    (memory.drift_misses), n the blocks per SM.  0 with one block per SM."""
+    """c, how far apart the blocks sharing a tile start in later waves: blocks sharing an SM finish
+    in the order they arrived and those replacing them start as staggered, so sharers `gap`
+    launches apart start gap / slots x c block times apart (memory.drift_misses), c = n x warps x
+    the profile's step (n blocks per SM, warps resident on the SM; tileroof.gpu.timeline sets 13, 14
+    and 16, benchmarks/stagger.py: c 0.12-0.69 over 2-8 blocks per SM, the step per block and warp
+    0.0048, derive.stagger_entry).  0 with one block per SM."""
     per_sm = min(occ.blocks_per_sm, -(-max(trace.num_blocks, 1) // dev.sm_count))
     if per_sm < 2 or not dev.block_stagger_per_warp:
         return 0.0

@@ -962,24 +962,26 @@ def _nows_cases() -> list[Case]:
     return out
 
 
+def _cpasync_loop_case(prefix, G, M, N, K, bM, bN, bK, s, t, tags, note) -> Case:
+    """The grouped GEMM's loop with its groups written out, cp.async without producer warps
+    (upstream.grouped_affine_cpasync), named {prefix}_g.._m.._n.._k.._bm.._bn.._bk.._s.._t..."""
+    from .upstream import affine_case, grouped_affine_cpasync
+
+    p = dict(G=G, M=M, N=N, K=K, block_M=bM, block_N=bN, block_K=bK, num_stages=s, threads=t, dtype="float16")
+    return affine_case(f"{prefix}_g{G}_m{M}_n{N}_k{K}_bm{bM}_bn{bN}_bk{bK}_s{s}_t{t}", grouped_affine_cpasync, p,
+                       tags, note)
+
+
 def _stagger_check_cases() -> list[Case]:
     """Session 13: the grouped GEMM's loop (groups written out, cp.async, no producer warps) at
     other groups, shapes and warps per SM, and a dense many-wave cp.async GEMM, written after the
     arrival-order stagger (model.block_stagger) and predicted before they ran: their DRAM bytes
     test the rule."""
-    from .upstream import affine_case, grouped_affine_cpasync
-
-    out = []
-    for G, M, N, K, bM, bN, bK, s, t in ((4, 8192, 4096, 4096, 64, 128, 64, 2, 256),
-                                          (8, 16384, 2048, 4096, 64, 128, 64, 2, 256),
-                                          (8, 8192, 4096, 4096, 64, 128, 64, 2, 128),
-                                          (1, 8192, 8192, 2048, 64, 128, 64, 2, 256)):
-        p = dict(G=G, M=M, N=N, K=K, block_M=bM, block_N=bN, block_K=bK, num_stages=s, threads=t, dtype="float16")
-        out.append(affine_case(f"staggercheck_g{G}_m{M}_n{N}_k{K}_bm{bM}_bn{bN}_bk{bK}_s{s}_t{t}", grouped_affine_cpasync,
-                               p, ("gemm", "float16", "nows", "extra"),
+    return [_cpasync_loop_case("staggercheck", *c, ("gemm", "float16", "nows", "extra"),
                                "cp.async, no warp specialisation, the grouped GEMM's loop with its groups written out; "
-                               "written after the arrival-order stagger, predicted before it ran"))
-    return out
+                               "written after the arrival-order stagger, predicted before it ran")
+            for c in ((4, 8192, 4096, 4096, 64, 128, 64, 2, 256), (8, 16384, 2048, 4096, 64, 128, 64, 2, 256),
+                      (8, 8192, 4096, 4096, 64, 128, 64, 2, 128), (1, 8192, 8192, 2048, 64, 128, 64, 2, 256))]
 
 
 def _wave_split_probes() -> list[Case]:
@@ -987,16 +989,10 @@ def _wave_split_probes() -> list[Case]:
     1, 2, 4 and 8 waves by N (the grid's second axis: 512 ... 4096 columns; 4 of its 128-block rows
     make a wave at 4 blocks per SM): how the re-reads of A grow with the waves -- inside a wave (the
     sharers of an A tile are 128 launches apart) or across them."""
-    from .upstream import affine_case, grouped_affine_cpasync
-
-    out = []
-    for N in (512, 1024, 2048, 4096):
-        p = dict(G=4, M=8192, N=N, K=4096, block_M=64, block_N=128, block_K=64, num_stages=2, threads=256,
-                 dtype="float16")
-        out.append(affine_case(f"probe_wavesplit_g4_m8192_n{N}_k4096_bm64_bn128_bk64_s2_t256", grouped_affine_cpasync,
-                               p, ("gemm", "float16", "nows", "probe"),
-                               "cp.async, the grouped GEMM's loop with 4 groups written out, cut to fewer waves by N"))
-    return out
+    return [_cpasync_loop_case("probe_wavesplit", 4, 8192, N, 4096, 64, 128, 64, 2, 256,
+                               ("gemm", "float16", "nows", "probe"),
+                               "cp.async, the grouped GEMM's loop with 4 groups written out, cut to fewer waves by N")
+            for N in (512, 1024, 2048, 4096)]
 
 
 def _apart_check_cases() -> list[Case]:
@@ -1007,21 +1003,15 @@ def _apart_check_cases() -> list[Case]:
     worse (staggercheck_g1, +64 %) cut to 1, 2 and 4 waves by N, as run 96 cut the 4-group one."""
     from .upstream import affine_case, grouped_affine_cpasync
 
-    out = []
-    for G, M, N, K, bM, bN, bK, s, t in ((2, 8192, 4096, 4096, 64, 128, 64, 2, 256),
-                                          (4, 4096, 8192, 8192, 64, 128, 64, 2, 256),
-                                          (1, 8192, 8192, 4096, 64, 128, 64, 2, 256),
-                                          (1, 16384, 4096, 2048, 64, 128, 64, 2, 256),
-                                          (4, 8192, 4096, 4096, 64, 256, 64, 2, 256),
-                                          (8, 8192, 4096, 4096, 128, 128, 32, 3, 128),
-                                          (4, 8192, 4096, 4096, 64, 64, 64, 3, 128),
-                                          (4, 8192, 4096, 4096, 64, 128, 32, 3, 128)):
-        p = dict(G=G, M=M, N=N, K=K, block_M=bM, block_N=bN, block_K=bK, num_stages=s, threads=t, dtype="float16")
-        out.append(affine_case(f"apartcheck_g{G}_m{M}_n{N}_k{K}_bm{bM}_bn{bN}_bk{bK}_s{s}_t{t}", grouped_affine_cpasync,
-                               p, ("gemm", "float16", "nows", "extra"),
-                               "cp.async, no warp specialisation, the grouped GEMM's loop with its groups written out; "
-                               "written after the rule that SM-paced staggered sharers keep their gaps, predicted "
-                               "before it ran"))
+    out = [_cpasync_loop_case("apartcheck", *c, ("gemm", "float16", "nows", "extra"),
+                              "cp.async, no warp specialisation, the grouped GEMM's loop with its groups written out; "
+                              "written after the rule that SM-paced staggered sharers keep their gaps, predicted "
+                              "before it ran")
+           for c in ((2, 8192, 4096, 4096, 64, 128, 64, 2, 256), (4, 4096, 8192, 8192, 64, 128, 64, 2, 256),
+                     (1, 8192, 8192, 4096, 64, 128, 64, 2, 256), (1, 16384, 4096, 2048, 64, 128, 64, 2, 256),
+                     (4, 8192, 4096, 4096, 64, 256, 64, 2, 256), (8, 8192, 4096, 4096, 128, 128, 32, 3, 128),
+                     (4, 8192, 4096, 4096, 64, 64, 64, 3, 128), (4, 8192, 4096, 4096, 64, 128, 32, 3, 128))]
+    # (named without the group count, as run 97 recorded them)
     for N in (512, 1024, 2048):
         p = dict(G=1, M=8192, N=N, K=2048, block_M=64, block_N=128, block_K=64, num_stages=2, threads=256,
                  dtype="float16")
@@ -1035,18 +1025,11 @@ def _occupancy_check_cases() -> list[Case]:
     """Session 14: timeline set 16's launches (the grouped loop, 8 groups, cp.async) at 5-8 blocks per
     SM, past the 2-4 the stagger law was read on, predicted before they ran: their DRAM bytes test
     the law's extrapolation (c = blocks x warps per SM x the step, capped at 1) and the apart rule."""
-    from .upstream import affine_case, grouped_affine_cpasync
-
-    out = []
-    for bM, bN, bK, s, t in ((64, 128, 32, 3, 128), (64, 128, 32, 2, 128), (64, 64, 32, 2, 128), (64, 64, 64, 2, 128),
-                             (128, 64, 32, 2, 128)):
-        p = dict(G=8, M=8192, N=4096, K=4096, block_M=bM, block_N=bN, block_K=bK, num_stages=s, threads=t,
-                 dtype="float16")
-        out.append(affine_case(f"occcheck_g8_m8192_n4096_k4096_bm{bM}_bn{bN}_bk{bK}_s{s}_t{t}", grouped_affine_cpasync,
-                               p, ("gemm", "float16", "nows", "extra"),
+    return [_cpasync_loop_case("occcheck", 8, 8192, 4096, 4096, *c, ("gemm", "float16", "nows", "extra"),
                                "cp.async, no warp specialisation, the grouped GEMM's loop at 5-8 blocks per SM; "
-                               "predicted before it ran"))
-    return out
+                               "predicted before it ran")
+            for c in ((64, 128, 32, 3, 128), (64, 128, 32, 2, 128), (64, 64, 32, 2, 128), (64, 64, 64, 2, 128),
+                      (128, 64, 32, 2, 128))]
 
 
 def _spill_cases() -> list[Case]:

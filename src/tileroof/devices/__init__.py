@@ -135,8 +135,8 @@ class Device:
     pace_spread: float = 0.0              # relative std of the SMs' pace on identical blocks (typical)
     pace_spread_drifting: float = 0.0     # ... in the kernels seen to drift apart (DRAM-saturated)
     # blocks sharing an SM finish in arrival order, so in later waves sharers d launches apart start
-    # d / slots x c block times apart, c this x blocks per SM x warps per SM (timeline sets 13-14;
-    # 0 = in step)
+    # d / slots x c block times apart, c this x blocks per SM x warps per SM (timeline sets 13, 14
+    # and 16; 0 = in step)
     block_stagger_per_warp: float = 0.0
     # deciles of the staggered sharers' start gaps over their median (memory.drift_misses), measured
     block_stagger_gap_deciles: tuple = ()

@@ -266,10 +266,10 @@ def stagger_entry(docs: list, where: str) -> dict:
     deciles = [statistics.median(col) for col in zip(*per_launch)]
     return {"block_stagger_per_resident_warp": {
         "value": round(statistics.median(vals), 5), "unit": "1 (block times, per block and resident warp per SM)",
-        "method": ("tileroof.gpu.timeline sets 13-14 (the grouped GEMM's loop, cp.async without producer warps, and "
-                   "upstream's grouped GEMM; benchmarks/stagger.py): blocks sharing an SM finish in arrival order, so "
-                   "in later waves the blocks sharing an A tile (gx launches apart) start staggered; per launch of 2-4 "
-                   "blocks per SM c = their median start gap over the median block time x slots / gx, over the blocks "
+        "method": ("tileroof.gpu.timeline sets 13, 14 and 16 (the grouped GEMM's loop, cp.async without producer "
+                   "warps, and upstream's grouped GEMM; benchmarks/stagger.py): blocks sharing an SM finish in arrival "
+                   "order, so in later waves the blocks sharing an A tile (gx launches apart) start staggered; per "
+                   "launch of two or more blocks per SM c = their median start gap over the median block time x slots / gx, over the blocks "
                    f"per SM x the warps resident on the SM; median of {len(vals)} launches [{where}]"),
         "launch_values": [round(v, 5) for v in sorted(vals)],
         "level_spacing_per_warp": [round(v, 5) for v in sorted(spacing)]},
