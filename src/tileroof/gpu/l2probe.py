@@ -8,6 +8,12 @@ two neighbouring blocks of the same wave (shared, as GEMM tiles are); --strides 
 eight -- but then the launch touches only grid x stride tiles (33-66 MiB), too few passes over the
 larger working sets to measure reuse (run of 18:28 UTC: uninformative, not recorded).
 
+--rows: the pattern of a GEMM grid whose rows re-read one operand (A when blockIdx.x walks M):
+`groups` G sequences of `iters` tiles (W = G x iters x 16 KiB), block b reads sequence b mod G,
+16 waves of blocks in all; so each sequence is read by sm_count / G blocks of a wave, G launches
+apart, and again by the next wave.  G = sm_count / 4 ... 2 x sm_count, at the same working sets,
+next to the two-sharer and private curves (strides 4 and 8) as controls.
+
     python -m tileroof.gpu.l2probe --out DIR          # runs ncu over itself (--child)
 """
 from __future__ import annotations
@@ -39,13 +45,32 @@ def configs(sm_count: int, strides=None) -> list[dict]:
     return out
 
 
+ROWS_WORKING_SETS_MIB = (24, 28, 32, 36, 40, 48)
+
+
+def configs_rows(sm_count: int) -> list[dict]:
+    rows, cols = TILE
+    tile_bytes = rows * cols * 2
+    out = []
+    for mib in ROWS_WORKING_SETS_MIB:
+        for groups in (sm_count // 4, sm_count // 2, sm_count, 2 * sm_count):
+            iters = max(int(round((mib << 20) / (groups * tile_bytes))), 1)
+            n_tiles = groups * iters
+            n_tiles += -n_tiles % 4
+            out.append({"working_set_bytes": groups * iters * tile_bytes, "stride": iters, "groups": groups,
+                        "params": dict(n_tiles=n_tiles, rows=rows, cols=cols, grid=sm_count * ROUNDS, iters=iters,
+                                       num_stages=2, stride=iters, groups=groups)})
+    return out + [c for c in configs(sm_count) if c["working_set_bytes"] >> 20 in ROWS_WORKING_SETS_MIB]
+
+
 def child() -> int:
     import torch
 
     from .profiling import profiled_launches
     from .tl_kernels import block_stream
     strides = tuple(int(x) for x in os.environ.get("L2PROBE_STRIDES", "").split(",") if x) or None
-    cfgs = configs(torch.cuda.get_device_properties(0).multi_processor_count, strides)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    cfgs = configs_rows(sms) if os.environ.get("L2PROBE_ROWS") else configs(sms, strides)
     profiled_launches(block_stream, cfgs, lambda p: (
         torch.randn((p["n_tiles"] // 4 * p["rows"], 4 * p["cols"]), dtype=torch.float16, device="cuda"),
         torch.empty((p["grid"] * p["rows"], p["cols"]), dtype=torch.float16, device="cuda")), "L2PROBE-CONFIGS")
@@ -58,6 +83,7 @@ def main(argv=None) -> int:
     ap.add_argument("--child", action="store_true")
     ap.add_argument("--ncu", default="ncu")
     ap.add_argument("--strides", default="", help="comma-separated strides (default 8,4); 8 / stride blocks share a tile")
+    ap.add_argument("--rows", action="store_true", help="the row re-read pattern (see the module text)")
     a = ap.parse_args(argv)
     if a.child:
         return child()
@@ -68,19 +94,22 @@ def main(argv=None) -> int:
     env = os.environ.copy()
     if a.strides:
         env["L2PROBE_STRIDES"] = a.strides
+    if a.rows:
+        env["L2PROBE_ROWS"] = "1"
     run = profile_child("tileroof.gpu.l2probe", METRICS, "L2PROBE-CONFIGS", 540, None if a.ncu == "ncu" else a.ncu, env)
     cfgs, rows = run["configs"], run["metrics"]
     results = []
     for c, m in zip(cfgs, rows):
         p = c["params"]
         issued = p["grid"] * p["iters"] * p["rows"] * p["cols"] * 2
-        results.append({**c, "sharers": p["iters"] // c["stride"], "issued_read_bytes": issued, "ncu": {k: m.get(k) for k in METRICS},
+        sharers = p["grid"] / ROUNDS / c["groups"] if c.get("groups") else p["iters"] // c["stride"]
+        results.append({**c, "sharers": sharers, "issued_read_bytes": issued, "ncu": {k: m.get(k) for k in METRICS},
                         "dram_read_over_issued": (m.get("dram__bytes_read.sum") or 0) / issued})
     path = write_record(a.out, prov, t0, {"command": run["command"], "returncode": run["returncode"],
                                           "results": results, "configs_run": len(cfgs), "rows_profiled": len(rows),
                                           "stderr_tail": run["stderr_tail"]}, __doc__)
     for x in results:
-        print(f"W {x['working_set_bytes'] / 2**20:5.1f} MiB stride {x['stride']}: DRAM read / issued "
+        print(f"W {x['working_set_bytes'] / 2**20:5.1f} MiB stride {x['stride']} groups {x.get('groups', 0)}: DRAM read / issued "
               f"{x['dram_read_over_issued']:.3f}  ({x['ncu']['dram__bytes_read.sum'] / 1e6:.1f} MB)")
     print(f"wrote {path}")
     return 0
