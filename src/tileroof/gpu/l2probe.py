@@ -14,6 +14,11 @@ larger working sets to measure reuse (run of 18:28 UTC: uninformative, not recor
 apart, and again by the next wave.  G = sm_count / 4 ... 2 x sm_count, at the same working sets,
 next to the two-sharer and private curves (strides 4 and 8) as controls.
 
+--pairs: as --rows, but `pair` neighbouring blocks read each sequence in step (block b reads
+sequence (b // pair) mod G, G = sm_count / pair): the sharers of a wave are neighbours in launch
+order, as in the stride-4 curve, but read each tile at the same iteration, as in --rows; next to
+--rows at the same sharers per wave (G = sm_count / 2, sm_count / 4) as controls.
+
     python -m tileroof.gpu.l2probe --out DIR          # runs ncu over itself (--child)
 """
 from __future__ import annotations
@@ -63,6 +68,23 @@ def configs_rows(sm_count: int) -> list[dict]:
     return out + [c for c in configs(sm_count) if c["working_set_bytes"] >> 20 in ROWS_WORKING_SETS_MIB]
 
 
+def configs_pairs(sm_count: int) -> list[dict]:
+    rows, cols = TILE
+    tile_bytes = rows * cols * 2
+    out = []
+    for mib in ROWS_WORKING_SETS_MIB:
+        for pair in (2, 4):
+            groups = sm_count // pair
+            iters = max(int(round((mib << 20) / (groups * tile_bytes))), 1)
+            n_tiles = groups * iters
+            n_tiles += -n_tiles % 4
+            for p_ in (pair, 1):
+                out.append({"working_set_bytes": groups * iters * tile_bytes, "stride": iters, "groups": groups,
+                            "pair": p_, "params": dict(n_tiles=n_tiles, rows=rows, cols=cols, grid=sm_count * ROUNDS,
+                                                       iters=iters, num_stages=2, stride=iters, groups=groups, pair=p_)})
+    return out
+
+
 def child() -> int:
     import torch
 
@@ -70,7 +92,8 @@ def child() -> int:
     from .tl_kernels import block_stream
     strides = tuple(int(x) for x in os.environ.get("L2PROBE_STRIDES", "").split(",") if x) or None
     sms = torch.cuda.get_device_properties(0).multi_processor_count
-    cfgs = configs_rows(sms) if os.environ.get("L2PROBE_ROWS") else configs(sms, strides)
+    mode = os.environ.get("L2PROBE_ROWS")
+    cfgs = configs_pairs(sms) if mode == "pairs" else configs_rows(sms) if mode else configs(sms, strides)
     profiled_launches(block_stream, cfgs, lambda p: (
         torch.randn((p["n_tiles"] // 4 * p["rows"], 4 * p["cols"]), dtype=torch.float16, device="cuda"),
         torch.empty((p["grid"] * p["rows"], p["cols"]), dtype=torch.float16, device="cuda")), "L2PROBE-CONFIGS")
@@ -84,6 +107,7 @@ def main(argv=None) -> int:
     ap.add_argument("--ncu", default="ncu")
     ap.add_argument("--strides", default="", help="comma-separated strides (default 8,4); 8 / stride blocks share a tile")
     ap.add_argument("--rows", action="store_true", help="the row re-read pattern (see the module text)")
+    ap.add_argument("--pairs", action="store_true", help="the row pattern, neighbours in step (see the module text)")
     a = ap.parse_args(argv)
     if a.child:
         return child()
@@ -94,8 +118,8 @@ def main(argv=None) -> int:
     env = os.environ.copy()
     if a.strides:
         env["L2PROBE_STRIDES"] = a.strides
-    if a.rows:
-        env["L2PROBE_ROWS"] = "1"
+    if a.rows or a.pairs:
+        env["L2PROBE_ROWS"] = "pairs" if a.pairs else "1"
     run = profile_child("tileroof.gpu.l2probe", METRICS, "L2PROBE-CONFIGS", 540, None if a.ncu == "ncu" else a.ncu, env)
     cfgs, rows = run["configs"], run["metrics"]
     results = []
@@ -109,7 +133,7 @@ def main(argv=None) -> int:
                                           "results": results, "configs_run": len(cfgs), "rows_profiled": len(rows),
                                           "stderr_tail": run["stderr_tail"]}, __doc__)
     for x in results:
-        print(f"W {x['working_set_bytes'] / 2**20:5.1f} MiB stride {x['stride']} groups {x.get('groups', 0)}: DRAM read / issued "
+        print(f"W {x['working_set_bytes'] / 2**20:5.1f} MiB stride {x['stride']} groups {x.get('groups', 0)} pair {x.get('pair', 1)}: DRAM read / issued "
               f"{x['dram_read_over_issued']:.3f}  ({x['ncu']['dram__bytes_read.sum'] / 1e6:.1f} MB)")
     print(f"wrote {path}")
     return 0

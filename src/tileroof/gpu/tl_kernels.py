@@ -39,14 +39,16 @@ def tile_stream(n_tiles, rows, cols, grid, iters, num_stages, stride=7, threads=
 
 
 @tilelang.jit
-def block_stream(n_tiles, rows, cols, grid, iters, num_stages, stride, threads=128, dtype="float16", groups=0):
+def block_stream(n_tiles, rows, cols, grid, iters, num_stages, stride, threads=128, dtype="float16", groups=0,
+                 pair=1):
     """A GEMM-shaped block without the math: `grid` blocks (many per SM over time) each load
     `iters` tiles through a T.Pipelined loop, add each tile into a float32 fragment (the
     accumulator) and write it back as a (rows x cols) tile through shared memory (the epilogue).
     Time per block against iters gives the fixed cost a block pays besides its loop iterations
     (start, pipeline fill, epilogue, exit).  Block b starts at tile b x stride; with `groups` > 0
     at (b mod groups) x stride instead, so blocks `groups` launches apart read the same tiles (the
-    rows of a GEMM grid re-reading one operand, l2probe --rows)."""
+    rows of a GEMM grid re-reading one operand, l2probe --rows); with `pair` > 1 at
+    ((b // pair) mod groups) x stride: `pair` neighbouring blocks read the same tiles in step."""
     wide = 4
     assert n_tiles % wide == 0
 
@@ -58,7 +60,7 @@ def block_stream(n_tiles, rows, cols, grid, iters, num_stages, stride, threads=1
             acc = T.alloc_fragment((rows, cols), "float32")
             T.clear(acc)
             for k in T.Pipelined(iters, num_stages=num_stages):
-                t = ((bx % groups if groups else bx) * stride + k) % n_tiles
+                t = (((bx // pair) % groups if groups else bx) * stride + k) % n_tiles
                 r = t // wide
                 c = t % wide
                 T.copy(A[r * rows:(r + 1) * rows, c * cols:(c + 1) * cols], A_shared)
