@@ -323,6 +323,25 @@ def test_profile_hit_curve_reproduces_from_l2probe_run():
     assert dict((int(d), h) for d, h in curve)[w] == pytest.approx(1 - (dram - w) / (issued / 2 - w), abs=1e-4)
 
 
+def test_l2_sharers_table_by_hand():
+    """benchmarks/l2_sharers.py on run 99's l2probe --rows record: its stride-4 rows give the hit
+    share the profile curve's formula gives, and a --rows row is 1 - (passes - 1) / (waves - 1),
+    worked by hand (G = 132 groups on 132 SMs: one reader a wave, 2112 blocks = 16 waves)."""
+    import sys
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    import l2_sharers
+    run = json.loads((RESULTS / "l2probe-20261202T165938Z.json").read_text())
+    rows = l2_sharers.table(run)
+    assert len(rows) == len(run["results"]) == 36
+    for raw, row in zip(run["results"], rows):
+        w, dram = raw["working_set_bytes"], raw["ncu"]["dram__bytes_read.sum"]
+        if raw.get("groups") == 132:
+            assert row["sharers"] == 1 and row["gap"] == 132 and row["reads"] == 16
+            assert row["hit"] == pytest.approx(1 - (dram / w - 1) / 15)
+        if not raw.get("groups") and raw["stride"] == 4:
+            assert row["hit"] == pytest.approx(1 - (dram - w) / (raw["issued_read_bytes"] / 2 - w))
+
+
 def test_calibrate_derives_the_same_gemm_constants_as_the_profile():
     """A full calibrate run writes the derived constants itself (tileroof.gpu.derive): on the
     recorded gemm_loop run they equal what the profile holds."""
