@@ -14,6 +14,10 @@ larger working sets to measure reuse (run of 18:28 UTC: uninformative, not recor
 apart, and again by the next wave.  G = sm_count / 4 ... 2 x sm_count, at the same working sets,
 next to the two-sharer and private curves (strides 4 and 8) as controls.
 
+--nostore: --rows at G = sm_count / 2 and sm_count and the stride-4 / stride-8 curves, each with
+and without the output store (block_stream store=False writes nothing): whether the written
+lines take L2 space from the re-read ones.
+
 --pairs: as --rows, but `pair` neighbouring blocks read each sequence in step (block b reads
 sequence (b // pair) mod G, G = sm_count / pair): the sharers of a wave are neighbours in launch
 order, as in the stride-4 curve, but read each tile at the same iteration, as in --rows; next to
@@ -85,6 +89,16 @@ def configs_pairs(sm_count: int) -> list[dict]:
     return out
 
 
+def configs_nostore(sm_count: int) -> list[dict]:
+    out = []
+    for c in configs_rows(sm_count):
+        if c.get("groups", sm_count // 2) not in (sm_count // 2, sm_count) or (c["working_set_bytes"] >> 20) >= 48:
+            continue
+        for store in (True, False):
+            out.append({**c, "store": store, "params": {**c["params"], "store": store}})
+    return out
+
+
 def child() -> int:
     import torch
 
@@ -93,7 +107,8 @@ def child() -> int:
     strides = tuple(int(x) for x in os.environ.get("L2PROBE_STRIDES", "").split(",") if x) or None
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     mode = os.environ.get("L2PROBE_ROWS")
-    cfgs = configs_pairs(sms) if mode == "pairs" else configs_rows(sms) if mode else configs(sms, strides)
+    cfgs = (configs_pairs(sms) if mode == "pairs" else configs_nostore(sms) if mode == "nostore"
+            else configs_rows(sms) if mode else configs(sms, strides))
     profiled_launches(block_stream, cfgs, lambda p: (
         torch.randn((p["n_tiles"] // 4 * p["rows"], 4 * p["cols"]), dtype=torch.float16, device="cuda"),
         torch.empty((p["grid"] * p["rows"], p["cols"]), dtype=torch.float16, device="cuda")), "L2PROBE-CONFIGS")
@@ -108,6 +123,7 @@ def main(argv=None) -> int:
     ap.add_argument("--strides", default="", help="comma-separated strides (default 8,4); 8 / stride blocks share a tile")
     ap.add_argument("--rows", action="store_true", help="the row re-read pattern (see the module text)")
     ap.add_argument("--pairs", action="store_true", help="the row pattern, neighbours in step (see the module text)")
+    ap.add_argument("--nostore", action="store_true", help="with and without the output store (see the module text)")
     a = ap.parse_args(argv)
     if a.child:
         return child()
@@ -118,8 +134,8 @@ def main(argv=None) -> int:
     env = os.environ.copy()
     if a.strides:
         env["L2PROBE_STRIDES"] = a.strides
-    if a.rows or a.pairs:
-        env["L2PROBE_ROWS"] = "pairs" if a.pairs else "1"
+    if a.rows or a.pairs or a.nostore:
+        env["L2PROBE_ROWS"] = "pairs" if a.pairs else "nostore" if a.nostore else "1"
     run = profile_child("tileroof.gpu.l2probe", METRICS, "L2PROBE-CONFIGS", 540, None if a.ncu == "ncu" else a.ncu, env)
     cfgs, rows = run["configs"], run["metrics"]
     results = []
@@ -133,7 +149,7 @@ def main(argv=None) -> int:
                                           "results": results, "configs_run": len(cfgs), "rows_profiled": len(rows),
                                           "stderr_tail": run["stderr_tail"]}, __doc__)
     for x in results:
-        print(f"W {x['working_set_bytes'] / 2**20:5.1f} MiB stride {x['stride']} groups {x.get('groups', 0)} pair {x.get('pair', 1)}: DRAM read / issued "
+        print(f"W {x['working_set_bytes'] / 2**20:5.1f} MiB stride {x['stride']} groups {x.get('groups', 0)} pair {x.get('pair', 1)} store {x.get('store', True)}: DRAM read / issued "
               f"{x['dram_read_over_issued']:.3f}  ({x['ncu']['dram__bytes_read.sum'] / 1e6:.1f} MB)")
     print(f"wrote {path}")
     return 0

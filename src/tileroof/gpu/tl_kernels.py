@@ -40,7 +40,7 @@ def tile_stream(n_tiles, rows, cols, grid, iters, num_stages, stride=7, threads=
 
 @tilelang.jit
 def block_stream(n_tiles, rows, cols, grid, iters, num_stages, stride, threads=128, dtype="float16", groups=0,
-                 pair=1):
+                 pair=1, store=True):
     """A GEMM-shaped block without the math: `grid` blocks (many per SM over time) each load
     `iters` tiles through a T.Pipelined loop, add each tile into a float32 fragment (the
     accumulator) and write it back as a (rows x cols) tile through shared memory (the epilogue).
@@ -48,7 +48,9 @@ def block_stream(n_tiles, rows, cols, grid, iters, num_stages, stride, threads=1
     (start, pipeline fill, epilogue, exit).  Block b starts at tile b x stride; with `groups` > 0
     at (b mod groups) x stride instead, so blocks `groups` launches apart read the same tiles (the
     rows of a GEMM grid re-reading one operand, l2probe --rows); with `pair` > 1 at
-    ((b // pair) mod groups) x stride: `pair` neighbouring blocks read the same tiles in step."""
+    ((b // pair) mod groups) x stride: `pair` neighbouring blocks read the same tiles in step.
+    store=False: the accumulator is written only where it equals a value the inputs never sum to
+    (-1e30), so the loads stay and the launch writes nothing (l2probe --nostore)."""
     wide = 4
     assert n_tiles % wide == 0
 
@@ -66,8 +68,13 @@ def block_stream(n_tiles, rows, cols, grid, iters, num_stages, stride, threads=1
                 T.copy(A[r * rows:(r + 1) * rows, c * cols:(c + 1) * cols], A_shared)
                 for i, j in T.Parallel(rows, cols):
                     acc[i, j] += A_shared[i, j]
-            T.copy(acc, C_shared)
-            T.copy(C_shared, Out[bx * rows:(bx + 1) * rows, :])
+            if store:
+                T.copy(acc, C_shared)
+                T.copy(C_shared, Out[bx * rows:(bx + 1) * rows, :])
+            else:
+                for i, j in T.Parallel(rows, cols):
+                    if acc[i, j] == -1e30:
+                        Out[bx * rows + i, j] = acc[i, j]
 
     return main
 
