@@ -18,6 +18,11 @@ next to the two-sharer and private curves (strides 4 and 8) as controls.
 and without the output store (block_stream store=False writes nothing): whether the written
 lines take L2 space from the re-read ones.
 
+--streams: --rows at G = sm_count / 2 with a GEMM's second operand (block_stream2: B's sequence
+b // G, shared by the G blocks of one column, one B tile per iteration), stored and not, next to
+the same launches without B; and the stride-4 / stride-8 launches unstored at 44 and 48 MiB (the
+read-only curves' tails).
+
 --pairs: as --rows, but `pair` neighbouring blocks read each sequence in step (block b reads
 sequence (b // pair) mod G, G = sm_count / pair): the sharers of a wave are neighbours in launch
 order, as in the stride-4 curve, but read each tile at the same iteration, as in --rows; next to
@@ -28,6 +33,7 @@ order, as in the stride-4 curve, but read each tile at the same iteration, as in
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -99,6 +105,32 @@ def configs_nostore(sm_count: int) -> list[dict]:
     return out
 
 
+def configs_streams(sm_count: int) -> list[dict]:
+    rows, cols = TILE
+    tile_bytes = rows * cols * 2
+    out = []
+    groups = sm_count // 2
+    grid = sm_count * ROUNDS
+    for mib in (24, 28, 32, 36, 40):
+        iters = max(int(round((mib << 20) / (groups * tile_bytes))), 1)
+        n_tiles = groups * iters
+        n_tiles += -n_tiles % 4
+        b_tiles = -(-grid // groups) * iters
+        b_tiles += -b_tiles % 4
+        for store in (True, False):
+            base = dict(n_tiles=n_tiles, rows=rows, cols=cols, grid=grid, iters=iters, num_stages=2, store=store)
+            out.append({"working_set_bytes": groups * iters * tile_bytes, "stride": iters, "groups": groups,
+                        "store": store, "b_stream": True, "b_bytes": b_tiles * tile_bytes,
+                        "params": dict(base, b_tiles=b_tiles, groups=groups)})
+            out.append({"working_set_bytes": groups * iters * tile_bytes, "stride": iters, "groups": groups,
+                        "store": store, "b_stream": False, "params": dict(base, stride=iters, groups=groups)})
+    for stride in (8, 4):
+        for mib in (44, 48):
+            c = next(c for c in configs(sm_count, (stride,)) if c["working_set_bytes"] >> 20 == mib)
+            out.append({**c, "store": False, "params": {**c["params"], "store": False}})
+    return out
+
+
 def child() -> int:
     import torch
 
@@ -108,10 +140,22 @@ def child() -> int:
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     mode = os.environ.get("L2PROBE_ROWS")
     cfgs = (configs_pairs(sms) if mode == "pairs" else configs_nostore(sms) if mode == "nostore"
-            else configs_rows(sms) if mode else configs(sms, strides))
-    profiled_launches(block_stream, cfgs, lambda p: (
-        torch.randn((p["n_tiles"] // 4 * p["rows"], 4 * p["cols"]), dtype=torch.float16, device="cuda"),
-        torch.empty((p["grid"] * p["rows"], p["cols"]), dtype=torch.float16, device="cuda")), "L2PROBE-CONFIGS")
+            else configs_streams(sms) if mode == "streams" else configs_rows(sms) if mode else configs(sms, strides))
+    def args(p):
+        a = [torch.randn((p["n_tiles"] // 4 * p["rows"], 4 * p["cols"]), dtype=torch.float16, device="cuda")]
+        if "b_tiles" in p:
+            a.append(torch.randn((p["b_tiles"] // 4 * p["rows"], 4 * p["cols"]), dtype=torch.float16, device="cuda"))
+        return (*a, torch.empty((p["grid"] * p["rows"], p["cols"]), dtype=torch.float16, device="cuda"))
+
+    if mode == "streams":
+        from .tl_kernels import block_stream2
+        # two jit functions: compile and profile each one's launches in turn, in config order
+        two = [c for c in cfgs if c.get("b_stream")]
+        one = [c for c in cfgs if not c.get("b_stream")]
+        done = profiled_launches(block_stream2, two, args, None) + profiled_launches(block_stream, one, args, None)
+        print("L2PROBE-CONFIGS " + json.dumps(done))
+        return 0
+    profiled_launches(block_stream, cfgs, args, "L2PROBE-CONFIGS")
     return 0
 
 
@@ -124,6 +168,7 @@ def main(argv=None) -> int:
     ap.add_argument("--rows", action="store_true", help="the row re-read pattern (see the module text)")
     ap.add_argument("--pairs", action="store_true", help="the row pattern, neighbours in step (see the module text)")
     ap.add_argument("--nostore", action="store_true", help="with and without the output store (see the module text)")
+    ap.add_argument("--streams", action="store_true", help="the row pattern with a second operand (see the module text)")
     a = ap.parse_args(argv)
     if a.child:
         return child()
@@ -134,8 +179,9 @@ def main(argv=None) -> int:
     env = os.environ.copy()
     if a.strides:
         env["L2PROBE_STRIDES"] = a.strides
-    if a.rows or a.pairs or a.nostore:
-        env["L2PROBE_ROWS"] = "pairs" if a.pairs else "nostore" if a.nostore else "1"
+    if a.rows or a.pairs or a.nostore or a.streams:
+        env["L2PROBE_ROWS"] = ("pairs" if a.pairs else "nostore" if a.nostore else "streams" if a.streams
+                               else "1")
     run = profile_child("tileroof.gpu.l2probe", METRICS, "L2PROBE-CONFIGS", 540, None if a.ncu == "ncu" else a.ncu, env)
     cfgs, rows = run["configs"], run["metrics"]
     results = []

@@ -33,10 +33,10 @@ def find_ncu(explicit: str | None = None) -> str | None:
     return None
 
 
-def profiled_launches(jit_fn, cfgs: list, make_args, marker: str, time_runs: int = 0) -> None:
+def profiled_launches(jit_fn, cfgs: list, make_args, marker: str | None, time_runs: int = 0) -> list:
     """The child side of profile_child: compile every config (TileLang par_compile), run each once
     inside a cudaProfilerStart/Stop region (event-timed `time_runs` times before, outside it, when
-    asked), and print the configs that ran on one `marker` line."""
+    asked), and print the configs that ran on one `marker` line (None: return them unprinted)."""
     import torch
 
     from .microbench import events
@@ -54,7 +54,9 @@ def profiled_launches(jit_fn, cfgs: list, make_args, marker: str, time_runs: int
         torch.cuda.synchronize()
         torch.cuda.cudart().cudaProfilerStop()
         done.append(c)
-    print(marker + " " + json.dumps(done))
+    if marker:
+        print(marker + " " + json.dumps(done))
+    return done
 
 
 def profile_child(module: str, metrics, marker: str, timeout: float, ncu_path: str | None = None,

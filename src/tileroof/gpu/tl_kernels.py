@@ -79,6 +79,43 @@ def block_stream(n_tiles, rows, cols, grid, iters, num_stages, stride, threads=1
     return main
 
 
+@tilelang.jit
+def block_stream2(n_tiles, b_tiles, rows, cols, grid, iters, num_stages, groups, threads=128, dtype="float16",
+                  store=True):
+    """block_stream --rows with a GEMM's second operand: block b reads A's sequence b mod `groups`
+    (re-read by the next wave, as a GEMM grid's rows re-read A) and B's sequence b // `groups`
+    (shared by the `groups` consecutive blocks of one column, as B's tiles are), one tile of each
+    per iteration, and adds both into its fragment (l2probe --streams)."""
+    wide = 4
+    assert n_tiles % wide == 0 and b_tiles % wide == 0
+
+    @T.prim_func
+    def main(A: T.Tensor((n_tiles // wide * rows, wide * cols), dtype),
+             B: T.Tensor((b_tiles // wide * rows, wide * cols), dtype), Out: T.Tensor((grid * rows, cols), dtype)):
+        with T.Kernel(grid, threads=threads) as bx:
+            A_shared = T.alloc_shared((rows, cols), dtype)
+            B_shared = T.alloc_shared((rows, cols), dtype)
+            C_shared = T.alloc_shared((rows, cols), dtype)
+            acc = T.alloc_fragment((rows, cols), "float32")
+            T.clear(acc)
+            for k in T.Pipelined(iters, num_stages=num_stages):
+                ta = ((bx % groups) * iters + k) % n_tiles
+                tb = ((bx // groups) * iters + k) % b_tiles
+                T.copy(A[ta // wide * rows:(ta // wide + 1) * rows, ta % wide * cols:(ta % wide + 1) * cols], A_shared)
+                T.copy(B[tb // wide * rows:(tb // wide + 1) * rows, tb % wide * cols:(tb % wide + 1) * cols], B_shared)
+                for i, j in T.Parallel(rows, cols):
+                    acc[i, j] += A_shared[i, j] + B_shared[i, j]
+            if store:
+                T.copy(acc, C_shared)
+                T.copy(C_shared, Out[bx * rows:(bx + 1) * rows, :])
+            else:
+                for i, j in T.Parallel(rows, cols):
+                    if acc[i, j] == -1e30:
+                        Out[bx * rows + i, j] = acc[i, j]
+
+    return main
+
+
 def _row_policy(M: int, threads: int):
     """The gemm warp policy of the microbenchmarks' fragments: whole rows per warp where M has 64
     rows for each warpgroup (the layout of flash attention's acc_s), else square."""
