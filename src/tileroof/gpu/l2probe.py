@@ -152,7 +152,10 @@ def child() -> int:
         # two jit functions: compile and profile each one's launches in turn, in config order
         two = [c for c in cfgs if c.get("b_stream")]
         one = [c for c in cfgs if not c.get("b_stream")]
-        done = profiled_launches(block_stream2, two, args, None) + profiled_launches(block_stream, one, args, None)
+        k2 = block_stream2.par_compile([c["params"] for c in two], num_workers=16, ignore_error=True)
+        k1 = block_stream.par_compile([c["params"] for c in one], num_workers=16, ignore_error=True)
+        done = (profiled_launches(block_stream2, two, args, None, kernels=k2)
+                + profiled_launches(block_stream, one, args, None, kernels=k1))
         print("L2PROBE-CONFIGS " + json.dumps(done))
         return 0
     profiled_launches(block_stream, cfgs, args, "L2PROBE-CONFIGS")
@@ -169,6 +172,7 @@ def main(argv=None) -> int:
     ap.add_argument("--pairs", action="store_true", help="the row pattern, neighbours in step (see the module text)")
     ap.add_argument("--nostore", action="store_true", help="with and without the output store (see the module text)")
     ap.add_argument("--streams", action="store_true", help="the row pattern with a second operand (see the module text)")
+    ap.add_argument("--timeout", type=float, default=540, help="seconds the profiled child may run")
     a = ap.parse_args(argv)
     if a.child:
         return child()
@@ -182,7 +186,8 @@ def main(argv=None) -> int:
     if a.rows or a.pairs or a.nostore or a.streams:
         env["L2PROBE_ROWS"] = ("pairs" if a.pairs else "nostore" if a.nostore else "streams" if a.streams
                                else "1")
-    run = profile_child("tileroof.gpu.l2probe", METRICS, "L2PROBE-CONFIGS", 540, None if a.ncu == "ncu" else a.ncu, env)
+    run = profile_child("tileroof.gpu.l2probe", METRICS, "L2PROBE-CONFIGS", a.timeout, None if a.ncu == "ncu" else a.ncu,
+                        env)
     cfgs, rows = run["configs"], run["metrics"]
     results = []
     for c, m in zip(cfgs, rows):

@@ -33,14 +33,18 @@ def find_ncu(explicit: str | None = None) -> str | None:
     return None
 
 
-def profiled_launches(jit_fn, cfgs: list, make_args, marker: str | None, time_runs: int = 0) -> list:
+def profiled_launches(jit_fn, cfgs: list, make_args, marker: str | None, time_runs: int = 0,
+                      kernels: list | None = None) -> list:
     """The child side of profile_child: compile every config (TileLang par_compile), run each once
     inside a cudaProfilerStart/Stop region (event-timed `time_runs` times before, outside it, when
-    asked), and print the configs that ran on one `marker` line (None: return them unprinted)."""
+    asked), and print the configs that ran on one `marker` line (None: return them unprinted).
+    `kernels`: compiled already, one per config (compile every kernel of a child before its first
+    launch: a par_compile after CUDA has started hung the device run of session 15)."""
     import torch
 
     from .microbench import events
-    kernels = jit_fn.par_compile([c["params"] for c in cfgs], num_workers=16, ignore_error=True)
+    if kernels is None:
+        kernels = jit_fn.par_compile([c["params"] for c in cfgs], num_workers=16, ignore_error=True)
     done = []
     for c, k in zip(cfgs, kernels):
         if k is None:
