@@ -152,8 +152,10 @@ def child() -> int:
         # two jit functions: compile and profile each one's launches in turn, in config order
         two = [c for c in cfgs if c.get("b_stream")]
         one = [c for c in cfgs if not c.get("b_stream")]
-        k2 = block_stream2.par_compile([c["params"] for c in two], num_workers=16, ignore_error=True)
-        k1 = block_stream.par_compile([c["params"] for c in one], num_workers=16, ignore_error=True)
+        # one by one (2-3 s each): run 102-103 hung in par_compile here, while a single
+        # block_stream2 compiles in 2.6 s and runs (benchmarks/diag_stream2.py)
+        k2 = [block_stream2(**c["params"]) for c in two]
+        k1 = [block_stream(**c["params"]) for c in one]
         done = (profiled_launches(block_stream2, two, args, None, kernels=k2)
                 + profiled_launches(block_stream, one, args, None, kernels=k1))
         print("L2PROBE-CONFIGS " + json.dumps(done))
