@@ -340,6 +340,14 @@ def test_l2_sharers_table_by_hand():
             assert row["hit"] == pytest.approx(1 - (dram / w - 1) / 15)
         if not raw.get("groups") and raw["stride"] == 4:
             assert row["hit"] == pytest.approx(1 - (dram - w) / (raw["issued_read_bytes"] / 2 - w))
+    # run 104 (--streams): B's bytes, read once, come off the DRAM reads before A's passes
+    run = json.loads((RESULTS / "l2probe-20261202T175405Z.json").read_text())
+    for raw, row in zip(run["results"], l2_sharers.table(run)):
+        if raw.get("b_stream"):
+            w = raw["working_set_bytes"]
+            passes = (raw["ncu"]["dram__bytes_read.sum"] - raw["b_bytes"]) / w
+            assert row["gap"] == 66 and row["sharers"] == 2 and row["dram_passes"] == pytest.approx(passes)
+            assert row["hit"] == pytest.approx(1 - (passes - 1) / 15)
 
 
 def test_calibrate_derives_the_same_gemm_constants_as_the_profile():
