@@ -149,7 +149,7 @@ def child() -> int:
 
     if mode == "streams":
         from .tl_kernels import block_stream2
-        # two jit functions: compile and profile each one's launches in turn, in config order
+        # two jit functions: the launches with B, then those without, on one marker line
         two = [c for c in cfgs if c.get("b_stream")]
         one = [c for c in cfgs if not c.get("b_stream")]
         # one by one (2-3 s each): run 102-103 hung in par_compile here, while a single
@@ -202,7 +202,8 @@ def main(argv=None) -> int:
                                           "results": results, "configs_run": len(cfgs), "rows_profiled": len(rows),
                                           "stderr_tail": run["stderr_tail"]}, __doc__)
     for x in results:
-        print(f"W {x['working_set_bytes'] / 2**20:5.1f} MiB stride {x['stride']} groups {x.get('groups', 0)} pair {x.get('pair', 1)} store {x.get('store', True)}: DRAM read / issued "
+        print(f"W {x['working_set_bytes'] / 2**20:5.1f} MiB stride {x['stride']} groups {x.get('groups', 0)} "
+              f"pair {x.get('pair', 1)} store {x.get('store', True)} B {x.get('b_stream', False)}: DRAM read / issued "
               f"{x['dram_read_over_issued']:.3f}  ({x['ncu']['dram__bytes_read.sum'] / 1e6:.1f} MB)")
     print(f"wrote {path}")
     return 0

@@ -38,8 +38,8 @@ def profiled_launches(jit_fn, cfgs: list, make_args, marker: str | None, time_ru
     """The child side of profile_child: compile every config (TileLang par_compile), run each once
     inside a cudaProfilerStart/Stop region (event-timed `time_runs` times before, outside it, when
     asked), and print the configs that ran on one `marker` line (None: return them unprinted).
-    `kernels`: compiled already, one per config (compile every kernel of a child before its first
-    launch: a par_compile after CUDA has started hung the device run of session 15)."""
+    `kernels`: compiled already, one per config (l2probe --streams compiles its kernels one by one:
+    par_compile of its block_stream2 configs hung the child in runs 102-103, cause not isolated)."""
     import torch
 
     from .microbench import events
