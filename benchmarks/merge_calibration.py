@@ -114,7 +114,10 @@ def main(argv=None) -> int:
             tables.update(derive.flushwb_entries(run, _where(path, run)))
             continue
         if run.get("schema") == "tileroof.l2probe/1":
-            tables["l2_reuse_hit_curve"] = derive.hit_curve_entry(run, _where(path, run))
+            if derive.is_hit_curve_run(run):
+                tables["l2_reuse_hit_curve"] = derive.hit_curve_entry(run, _where(path, run))
+            else:
+                print(f"{path}: an l2probe mode run (not the hit curve's launches), skipped", file=sys.stderr)
             continue
         for key in ("tma_load_latency_us", "block_overhead_us", "gemm_tile_tflops_fp16",
                     "atomic_throughput_l2_resident_gops"):

@@ -323,6 +323,21 @@ def test_profile_hit_curve_reproduces_from_l2probe_run():
     assert dict((int(d), h) for d, h in curve)[w] == pytest.approx(1 - (dram - w) / (issued / 2 - w), abs=1e-4)
 
 
+def test_only_the_default_l2probe_run_gives_the_hit_curve():
+    """Of the committed l2probe records only the default launches' run (2026-11-29) is a hit-curve
+    run; the session-15 mode runs (--rows, --pairs, --nostore, --streams) hold stride-4 rows too
+    (unstored, or next to other patterns), which must not enter the profile's curve when a glob
+    passes them all to merge_calibration.py."""
+    from tileroof.gpu import derive
+    runs = {p.name: json.loads(p.read_text()) for p in sorted(RESULTS.glob("l2probe-*.json"))}
+    assert [n for n, r in runs.items() if derive.is_hit_curve_run(r)] == ["l2probe-20261129T182454Z.json"]
+    nostore = runs["l2probe-20261202T171411Z.json"]
+    assert any(r["stride"] == 4 and not r.get("groups") and r.get("store") is False for r in nostore["results"])
+    # its stored stride-4 rows alone give a curve: the unstored ones are left out
+    got = derive.hit_curve_entry(nostore, "x")["value"]
+    assert len(got) == sum(1 for r in nostore["results"] if r["stride"] == 4 and not r.get("groups") and r["store"])
+
+
 def test_l2_sharers_table_by_hand():
     """benchmarks/l2_sharers.py on run 99's l2probe --rows record: its stride-4 rows give the hit
     share the profile curve's formula gives, and a --rows row is 1 - (passes - 1) / (waves - 1),

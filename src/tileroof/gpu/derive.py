@@ -90,11 +90,24 @@ def reduce_entries(res: dict, dev, where: str) -> dict:
                                         f"[reduce_chain, {where}]")}
 
 
+L2PROBE_MODES = ("--rows", "--pairs", "--nostore", "--streams")
+
+
+def is_hit_curve_run(run: dict) -> bool:
+    """An l2probe run of the default launches (the profile's hit curve), not one of the modes that
+    study other patterns (--rows, --pairs, --nostore, --streams: benchmarks/l2_sharers.py reads those)."""
+    argv = (run.get("provenance") or {}).get("argv") or []
+    return run.get("schema") == "tileroof.l2probe/1" and not any(a in L2PROBE_MODES for a in argv)
+
+
 def hit_curve_entry(run: dict, where: str) -> dict:
     """l2probe: share of re-reads served by L2 against the working set, for tiles read by two
-    blocks per pass: 1 - (DRAM read - W) / (issued / 2 - W), made non-increasing."""
+    blocks per pass: 1 - (DRAM read - W) / (issued / 2 - W), made non-increasing (the default
+    launches' stride-4 rows: stored, one operand, no groups)."""
     pts = []
-    for r in sorted((x for x in run["results"] if x["stride"] == 4), key=lambda x: x["working_set_bytes"]):
+    rows = [x for x in run["results"] if x["stride"] == 4 and not x.get("groups") and x.get("store", True)
+            and not x.get("b_stream")]
+    for r in sorted(rows, key=lambda x: x["working_set_bytes"]):
         w, issued = r["working_set_bytes"], r["issued_read_bytes"]
         miss = min(max((r["ncu"]["dram__bytes_read.sum"] - w) / (issued / 2 - w), 0.0), 1.0)
         pts.append([w, 1.0 - miss])
