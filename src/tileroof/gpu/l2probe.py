@@ -63,15 +63,22 @@ def configs(sm_count: int, strides=None) -> list[dict]:
 ROWS_WORKING_SETS_MIB = (24, 28, 32, 36, 40, 48)
 
 
+def _sequences(mib: int, groups: int) -> tuple[int, int]:
+    """(tiles per sequence, tiles of A) for `groups` sequences making about `mib` MiB (A's tile
+    count rounded up to block_stream's 4 tiles a row)."""
+    rows, cols = TILE
+    iters = max(int(round((mib << 20) / (groups * rows * cols * 2))), 1)
+    n_tiles = groups * iters
+    return iters, n_tiles + -n_tiles % 4
+
+
 def configs_rows(sm_count: int) -> list[dict]:
     rows, cols = TILE
     tile_bytes = rows * cols * 2
     out = []
     for mib in ROWS_WORKING_SETS_MIB:
         for groups in (sm_count // 4, sm_count // 2, sm_count, 2 * sm_count):
-            iters = max(int(round((mib << 20) / (groups * tile_bytes))), 1)
-            n_tiles = groups * iters
-            n_tiles += -n_tiles % 4
+            iters, n_tiles = _sequences(mib, groups)
             out.append({"working_set_bytes": groups * iters * tile_bytes, "stride": iters, "groups": groups,
                         "params": dict(n_tiles=n_tiles, rows=rows, cols=cols, grid=sm_count * ROUNDS, iters=iters,
                                        num_stages=2, stride=iters, groups=groups)})
@@ -85,9 +92,7 @@ def configs_pairs(sm_count: int) -> list[dict]:
     for mib in ROWS_WORKING_SETS_MIB:
         for pair in (2, 4):
             groups = sm_count // pair
-            iters = max(int(round((mib << 20) / (groups * tile_bytes))), 1)
-            n_tiles = groups * iters
-            n_tiles += -n_tiles % 4
+            iters, n_tiles = _sequences(mib, groups)
             for p_ in (pair, 1):
                 out.append({"working_set_bytes": groups * iters * tile_bytes, "stride": iters, "groups": groups,
                             "pair": p_, "params": dict(n_tiles=n_tiles, rows=rows, cols=cols, grid=sm_count * ROUNDS,
@@ -112,9 +117,7 @@ def configs_streams(sm_count: int) -> list[dict]:
     groups = sm_count // 2
     grid = sm_count * ROUNDS
     for mib in (24, 28, 32, 36, 40):
-        iters = max(int(round((mib << 20) / (groups * tile_bytes))), 1)
-        n_tiles = groups * iters
-        n_tiles += -n_tiles % 4
+        iters, n_tiles = _sequences(mib, groups)
         b_tiles = -(-grid // groups) * iters
         b_tiles += -b_tiles % 4
         for store in (True, False):

@@ -38,6 +38,20 @@ def tile_stream(n_tiles, rows, cols, grid, iters, num_stages, stride=7, threads=
     return main
 
 
+@T.macro
+def _block_stream_epilogue(acc, C_shared, Out, bx, rows, cols, store):
+    """block_stream's and block_stream2's epilogue: the accumulator stored through shared memory
+    as block bx's (rows x cols) tile of Out; store=False: written only where it equals a value the
+    inputs never sum to (-1e30), so the loads stay and the launch writes nothing."""
+    if store:
+        T.copy(acc, C_shared)
+        T.copy(C_shared, Out[bx * rows:(bx + 1) * rows, :])
+    else:
+        for i, j in T.Parallel(rows, cols):
+            if acc[i, j] == -1e30:
+                Out[bx * rows + i, j] = acc[i, j]
+
+
 @tilelang.jit
 def block_stream(n_tiles, rows, cols, grid, iters, num_stages, stride, threads=128, dtype="float16", groups=0,
                  pair=1, store=True):
@@ -68,13 +82,7 @@ def block_stream(n_tiles, rows, cols, grid, iters, num_stages, stride, threads=1
                 T.copy(A[r * rows:(r + 1) * rows, c * cols:(c + 1) * cols], A_shared)
                 for i, j in T.Parallel(rows, cols):
                     acc[i, j] += A_shared[i, j]
-            if store:
-                T.copy(acc, C_shared)
-                T.copy(C_shared, Out[bx * rows:(bx + 1) * rows, :])
-            else:
-                for i, j in T.Parallel(rows, cols):
-                    if acc[i, j] == -1e30:
-                        Out[bx * rows + i, j] = acc[i, j]
+            _block_stream_epilogue(acc, C_shared, Out, bx, rows, cols, store)
 
     return main
 
@@ -105,13 +113,7 @@ def block_stream2(n_tiles, b_tiles, rows, cols, grid, iters, num_stages, groups,
                 T.copy(B[tb // wide * rows:(tb // wide + 1) * rows, tb % wide * cols:(tb % wide + 1) * cols], B_shared)
                 for i, j in T.Parallel(rows, cols):
                     acc[i, j] += A_shared[i, j] + B_shared[i, j]
-            if store:
-                T.copy(acc, C_shared)
-                T.copy(C_shared, Out[bx * rows:(bx + 1) * rows, :])
-            else:
-                for i, j in T.Parallel(rows, cols):
-                    if acc[i, j] == -1e30:
-                        Out[bx * rows + i, j] = acc[i, j]
+            _block_stream_epilogue(acc, C_shared, Out, bx, rows, cols, store)
 
     return main
 
