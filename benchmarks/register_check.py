@@ -16,7 +16,6 @@ import sys
 
 
 def rows() -> list[dict]:
-    import tileroof
     from tileroof import devices, score
     from tileroof.corpus import CASES
 
@@ -26,8 +25,7 @@ def rows() -> list[dict]:
         ncu = rec.get("ncu") if isinstance(rec.get("ncu"), dict) else {}
         if name not in CASES or "launch__registers_per_thread" not in ncu:
             continue
-        case = CASES[name]
-        r = tileroof.analyze(case.kernel, device=dev, taken=case.taken or None, **(rec.get("params") or case.params))
+        r = score.analyze_record(CASES[name], rec, dev)
         occ = r.timing.occupancy
         smem = int(dev.smem_per_sm // (occ.smem_per_block + 1024)) if occ.smem_per_block else dev.max_blocks_per_sm
         blocks = min(ncu["launch__occupancy_limit_registers"], ncu["launch__occupancy_limit_warps"],

@@ -113,8 +113,14 @@ def _pct(values, q):
     return v[lo] + (v[hi] - v[lo]) * (k - lo)
 
 
-def evaluate(results: Path | None = None, device: str = "h200") -> dict:
+def analyze_record(case, rec: dict, dev):
+    """tileroof's analysis of a recorded corpus case, at the parameters the record ran with (its
+    own, where it has them) and the case's taken-tile counts."""
     import tileroof
+    return tileroof.analyze(case.kernel, device=dev, taken=case.taken or None, **(rec.get("params") or case.params))
+
+
+def evaluate(results: Path | None = None, device: str = "h200") -> dict:
     from . import devices
     from .corpus import CASES
 
@@ -127,7 +133,7 @@ def evaluate(results: Path | None = None, device: str = "h200") -> dict:
         if not ok or name not in CASES:
             continue
         case = CASES[name]
-        r = tileroof.analyze(case.kernel, device=dev, taken=case.taken or None, **(rec.get("params") or case.params))
+        r = analyze_record(case, rec, dev)
         ncu = rec.get("ncu") if isinstance(rec.get("ncu"), dict) else {}
         dram = None
         if "dram__bytes_read.sum" in ncu:
