@@ -38,14 +38,15 @@ def lower(case_name: str, out: Path) -> Path:
     return path
 
 
-def ptxas(source: Path) -> str:
-    """ptxas's resource usage line for the source compiled for sm_90a (nvcc -Xptxas -v)."""
+def ptxas(source: Path, cubin: Path | None = None) -> str:
+    """ptxas's resource usage line for the source compiled for sm_90a (nvcc -Xptxas -v); the cubin
+    is kept at `cubin` when given (for `cuobjdump -sass` where the toolkit has it)."""
     import tilelang
 
     root = Path(tilelang.__file__).parent
     cmd = ["nvcc", "-cubin", "-arch=sm_90a", "-O3", "-std=c++17", f"-I{root / 'src'}",
            f"-I{root / '3rdparty' / 'cutlass' / 'include'}", "--use_fast_math", "-w", "-Xptxas", "-v",
-           "-o", "/dev/null", str(source)]
+           "-o", str(cubin) if cubin else "/dev/null", str(source)]
     p = subprocess.run(cmd, capture_output=True, text=True)
     lines = [ln for ln in (p.stdout + p.stderr).splitlines() if "Used" in ln or "spill" in ln]
     return " | ".join(ln.split(":", 1)[-1].strip() for ln in lines) if lines else p.stderr.strip()[-300:]
@@ -56,6 +57,7 @@ def main(argv=None) -> int:
     ap.add_argument("cases", nargs="+")
     ap.add_argument("--out", default="lowered")
     ap.add_argument("--ptxas", action="store_true", help="compile with nvcc/ptxas and print resource usage")
+    ap.add_argument("--cubin", action="store_true", help="with --ptxas, keep DIR/CASE.cubin (for cuobjdump -sass)")
     args = ap.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -74,7 +76,7 @@ def main(argv=None) -> int:
                 f"{occ.regs_per_thread} registers, {occ.smem_per_block} B shared, {occ.blocks_per_sm} blocks/SM "
                 f"({occ.limiter})")
         if args.ptxas:
-            line += f"\n  ptxas: {ptxas(src)}"
+            line += f"\n  ptxas: {ptxas(src, out / f'{name}.cubin' if args.cubin else None)}"
         print(line)
     return 0
 

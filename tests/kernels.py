@@ -157,3 +157,25 @@ def two_phases(rows_a=64, rows_b=128, cols=64, looped=False):
                 T.copy(B, B_s)
                 T.copy(B_s, D)
     return main
+
+
+@tilelang.jit
+def scaled_register_a(M, N, K, bm, bn, bk, threads=256, policy=T.GemmWarpPolicy.Square):
+    """A GEMM whose A tile is scaled in registers (a fragment) before the gemm reads it: the
+    register operand of fragment_replicas (upstream's dequantising GEMM in miniature)."""
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"), C: T.Tensor((M, N), "float32")):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=threads) as (bx, by):
+            As = T.alloc_shared((bm, bk), "float16")
+            Bs = T.alloc_shared((bk, bn), "float16")
+            Al = T.alloc_fragment((bm, bk), "float16")
+            Cl = T.alloc_fragment((bm, bn), "float32")
+            T.clear(Cl)
+            for k in T.Pipelined(T.ceildiv(K, bk), num_stages=2):
+                T.copy(A[by * bm, k * bk], As)
+                T.copy(B[k * bk, bx * bn], Bs)
+                for i, j in T.Parallel(bm, bk):
+                    Al[i, j] = As[i, j] * T.float16(2.0)
+                T.gemm(Al, Bs, Cl, policy=policy)
+            T.copy(Cl, C[by * bm, bx * bn])
+    return main

@@ -148,3 +148,51 @@ def test_taken_share_scales_a_pipelined_loops_iterations():
     assert r.tensor_flops == pytest.approx(dense.tensor_flops * share, rel=1e-3)
     assert r.timing.pipeline["loop_iterations"] == pytest.approx(dense.timing.pipeline["loop_iterations"] * share)
     assert r.timing.pipeline["tile_bytes"] == pytest.approx(dense.timing.pipeline["tile_bytes"])
+
+
+# ---- register operands held by several warps (counts.fragment_replicas) ---------------------------
+# scaled_register_a(M=N=256, K=128, 128x128x64 tiles, 256 threads): 4 blocks x 2 iterations x a
+# 128x64 A tile = 65,536 scaled elements.  TileLang's lowering (sm_90a) gives each thread
+# `half_t Al[64]` under the Square policy (wgmma: 4 x 2 warps, the two warpgroups split N and each
+# holds all of A) and `Al[32]` under FullRow (8 x 1): the Square kernel scales every element twice.
+def _scaled(policy, device="h200"):
+    import tilelang.language as T
+    pol = getattr(T.GemmWarpPolicy, policy)
+    return tileroof.analyze(K.scaled_register_a, device=device, M=256, N=256, K=128, bm=128, bn=128, bk=64,
+                            threads=256, policy=pol)
+
+
+@pytest.mark.parametrize("policy,device,copies", [("Square", "h200", 2), ("FullRow", "h200", 1),
+                                                   ("Square", "a100_80gb", 4), ("FullRow", "a100_80gb", 1)])
+def test_register_operand_replicas(policy, device, copies):
+    r = _scaled(policy, device)
+    (scale,) = [oc for oc in r.counts.ops if oc.kind == "elementwise"]
+    assert scale.replicas == copies
+    assert scale.executions == 65536 * copies
+    assert scale.flops[("cuda", "fp16")] == 65536 * copies     # one multiply per held element
+    gemm = next(oc for oc in r.counts.ops if oc.kind == "gemm")
+    assert gemm.replicas == 1 and gemm.flops[("tensor", "fp16")] == 2 * 256 * 256 * 128
+
+
+def test_gemm_warp_partition_is_tilelangs():
+    from tileroof.counts import gemm_warp_partition
+    # Square / FullRow / FullCol as TileLang 0.1.15 lays out 128x128 on 8 warps
+    assert gemm_warp_partition(0, 128, 128, 256, "wgmma") == (4, 2)
+    assert gemm_warp_partition(0, 128, 128, 256, "mma") == (2, 4)
+    assert gemm_warp_partition(1, 128, 128, 256, "wgmma") == (8, 1)
+    assert gemm_warp_partition(2, 128, 128, 256, "mma") == (1, 8)
+
+
+def test_integer_alu_share_is_the_recorded_split():
+    """The profile's integer_alu_share is what derive.integer_alu_share_entry reads off the
+    committed per-pipe Nsight record (run 80)."""
+    import gzip
+    import json
+    from pathlib import Path
+
+    from tileroof import devices
+    from tileroof.gpu.derive import integer_alu_share_entry
+    raw = Path(__file__).resolve().parents[1] / "benchmarks/results/h200/raw/measure-20261201T225752Z.json.gz"
+    entry = integer_alu_share_entry(json.load(gzip.open(raw)), "run 80")["integer_alu_share"]
+    assert entry["value"] == pytest.approx(devices.load("h200").integer_alu_share, abs=5e-4)
+    assert 0.5 < entry["value"] < 0.7

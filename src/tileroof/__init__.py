@@ -20,7 +20,7 @@ def analyze_trace(trace, device=None, params=None):
     from .result import Result
 
     dev = devices.load(device) if not isinstance(device, devices.Device) else device
-    c = counts.count(trace)
+    c = counts.count(trace, dev.tensor_instruction)
     if trace.launches:      # several T.Kernel launches in one PrimFunc: timed one after another
         parts, d = [], dev
         for t in trace.launches:

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 from .trace import FRAGMENT, GLOBAL, LOCAL, SHARED, KernelTrace, OpRecord, dtype_bytes
 
@@ -40,6 +41,11 @@ class OpCounts:
     # segment of ACCUM_ROW_SEGMENT elements): the SM issues them one after another
     store_requests: int = 0
     inst: Counter = field(default_factory=Counter)       # pipe -> thread instructions (instructions())
+    # thread instructions of its integer bit operations (integer_bit_instructions), every execution
+    int_bits: float = 0.0
+    # copies of its output fragment the block's warps hold (fragment_replicas): its work runs this
+    # many times over (executions, instructions and FLOPs above include it)
+    replicas: int = 1
 
     @property
     def total_flops(self) -> int:
@@ -100,6 +106,91 @@ def warp_partition(m: int, n: int, warps: int) -> tuple[int, int]:
         if best_score is None or score < best_score:
             best, best_score = (wm, wn), score
     return best
+
+
+@lru_cache(maxsize=512)
+def gemm_warp_partition(policy: int, m: int, n: int, threads: int, instruction: str) -> tuple[int, int]:
+    """(warps along M, warps along N) of a T.gemm as TileLang lays it out: its own
+    GemmWarpPolicy.compute_warp_partition for the instruction ("wgmma": sm_90a, warpgroups of four
+    warps along M; otherwise mma), which raises where the instruction cannot take the tile; then
+    mma's, then the Square rule above."""
+    try:
+        from tilelang import tvm
+        from tilelang.ir import GemmWarpPolicy
+    except Exception:                                   # pragma: no cover - tilelang is a dependency
+        return warp_partition(m, n, max(threads // 32, 1))
+    tries = (("cuda.wgmma", "sm_90a"), ("cuda.mma", "sm_80")) if instruction == "wgmma" else (("cuda.mma", "sm_80"),)
+    for inst, arch in tries:
+        try:
+            pol = GemmWarpPolicy(policy_type=int(policy), m_warp=0, n_warp=0)
+            target = tvm.target.Target({"kind": "cuda", "arch": arch})
+            wm, wn = pol.compute_warp_partition(int(m), int(n), int(threads), target, inst)
+            if wm >= 1 and wn >= 1:
+                return int(wm), int(wn)
+        except Exception:
+            continue
+    return warp_partition(m, n, max(threads // 32, 1))
+
+
+def fragment_replicas(trace: KernelTrace, instruction: str = "mma") -> dict:
+    """Fragments whose every element the block's warps hold more than once: buffer -> copies.
+
+    A gemm's register operand is laid out as its instruction reads it: the A fragment (M x K) is
+    held whole by each warp column along N, so it is held n_warp times; a B fragment m_warp times.
+    A fragment whose layout no gemm fixes takes the copies of the fragment it is computed into
+    (layout inference propagates the consumer's layout), and element-wise code writing it runs on
+    every copy.  Read in the lowered CUDA of upstream's FP4 dequantising GEMM (fp16, registers into
+    wgmma_rs, Square policy, two consumer warpgroups split along N): each consumer thread loads all
+    64 bytes of the B tile's two halves and decodes 128 values, twice the tile; Nsight Compute's
+    ALU-pipe instructions (run 80) are 5.9 per decoded value with the copies counted, 11.7 without."""
+    reps: dict = {}
+    fixed: set = set()
+    for rec in trace.ops:
+        if rec.kind not in GEMM_KINDS or len(rec.operands) < 3:
+            continue
+        a = rec.attrs
+        threads = int(a.get("threads", trace.threads_per_block) or 128)
+        wm, wn = gemm_warp_partition(int(a.get("policy", 0) or 0), int(a["m"]), int(a["n"]), threads, instruction)
+        A, B, C = rec.operands[0], rec.operands[1], rec.operands[2]
+        fixed.add(C.buffer)
+        if A.scope == FRAGMENT and wn > 1:
+            reps[A.buffer] = max(reps.get(A.buffer, 1), wn)
+        if B.scope == FRAGMENT and wm > 1 and rec.kind == "gemm":
+            reps[B.buffer] = max(reps.get(B.buffer, 1), wm)
+        for o in (A, B):
+            if o.scope == FRAGMENT:
+                fixed.add(o.buffer)
+    if not reps:
+        return reps
+    for _ in range(len(trace.ops)):
+        changed = False
+        for rec in trace.ops:
+            if rec.kind in GEMM_KINDS:
+                continue
+            out = [o.buffer for o in rec.operands if o.scope == FRAGMENT and o.access in ("write", "readwrite")]
+            f = max((reps.get(b, 1) for b in out), default=1)
+            if f <= 1:
+                continue
+            for o in rec.operands:
+                if o.scope == FRAGMENT and o.access == "read" and o.buffer not in fixed and reps.get(o.buffer, 1) < f:
+                    reps[o.buffer] = f
+                    changed = True
+        if not changed:
+            break
+    return reps
+
+
+def _replicated(rec: OpRecord, reps: dict) -> tuple[OpRecord, int]:
+    """The record as the warps run it: a non-gemm op writing a replicated fragment, with its
+    executions and operand elements times the copies."""
+    if rec.kind in GEMM_KINDS or not reps:
+        return rec, 1
+    f = max((reps.get(o.buffer, 1) for o in rec.operands
+             if o.scope == FRAGMENT and o.access in ("write", "readwrite")), default=1)
+    if f <= 1:
+        return rec, 1
+    ops = tuple(replace(o, elements=o.elements * f) for o in rec.operands)
+    return replace(rec, executions=rec.executions * f, per_block=rec.per_block * f, operands=ops), f
 
 
 SECTOR = 32            # bytes of one L2 sector
@@ -383,8 +474,11 @@ def integer_bit_instructions(rec: OpRecord) -> float:
                  * rec.executions)
 
 
-def count_op(rec: OpRecord, accumulators: frozenset = frozenset(), threads: int = 128) -> OpCounts:
-    oc = OpCounts(rec.label, rec.kind, rec.executions)
+def count_op(rec: OpRecord, accumulators: frozenset = frozenset(), threads: int = 128,
+             replicas: dict | None = None) -> OpCounts:
+    rec, copies = _replicated(rec, replicas or {})
+    oc = OpCounts(rec.label, rec.kind, rec.executions, replicas=copies)
+    oc.int_bits = integer_bit_instructions(rec)
     FORMULAS.get(rec.kind, count_default)(rec, oc)
     oc.bytes = Counter({k: int(round(v)) for k, v in oc.bytes.items()})
     waste = accumulator_store_waste(rec, accumulators)
@@ -401,10 +495,13 @@ def gemm_accumulators(trace: KernelTrace) -> frozenset:
                      if r.kind in GEMM_KINDS and len(r.operands) > 2 and r.operands[2].scope == FRAGMENT)
 
 
-def count(trace: KernelTrace) -> Counts:
+def count(trace: KernelTrace, instruction: str = "mma") -> Counts:
+    """Counts of every op record; `instruction` is the device's tensor-core instruction ("wgmma"
+    on Hopper), which sets how gemms lay out their register operands (fragment_replicas)."""
     accumulators = gemm_accumulators(trace)
     threads = max(trace.threads_per_block, 1)
-    ops = [count_op(r, accumulators, threads) for r in trace.ops]
+    reps = fragment_replicas(trace, instruction)
+    ops = [count_op(r, accumulators, threads, reps) for r in trace.ops]
     flops, nbytes, excess, inst, conv = Counter(), Counter(), Counter(), Counter(), 0
     for oc in ops:
         flops.update(oc.flops)

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import memory
-from .counts import (CUDA, P_ALU, P_FMA, P_SHFL, SFU, TENSOR, Counts, gemm_accumulators, integer_bit_instructions,
+from .counts import (CUDA, P_ALU, P_FMA, P_SHFL, SFU, TENSOR, Counts, gemm_accumulators,
                      reduce_row_threads)
 from .devices import Device
 from .gpu.timing import FLUSH_BYTES
@@ -602,8 +602,11 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
         # 1.5x the time at the peak rate, whatever the number of warps)
         # integer bit operations (a dequantisation's nibble decoding) are no FLOPs: their
         # instructions on the integer pipe join the same chain
-        bits = integer_bit_instructions(rec)
-        other += cuda * (dev.loop_alu_factor or 1.0) + sfu + (bits / dev.alu_rate * dev.sm_count if dev.alu_rate else 0.0)
+        bits = oc.int_bits
+        # (the compiler issues part of them as IMAD on the FMA-heavy pipe beside it: the integer
+        # pipe takes dev.integer_alu_share, the measured split, and bounds the chain)
+        other += cuda * (dev.loop_alu_factor or 1.0) + sfu + (
+            bits * dev.integer_alu_share / dev.alu_rate * dev.sm_count if dev.alu_rate else 0.0)
         # IEEE divisions: a chain in each thread (division_chain), summed over the blocks' iterations
         other += float(np.sum(division_chain(rec, trace, dev)))
         if rec.kind == "reduce":
@@ -1116,7 +1119,9 @@ def simt_issue_times(counts: Counts, dev: Device) -> dict:
     if dev.issue_rate:
         out["issue"] = counts.warp_instructions(warp) / dev.issue_rate
     if dev.alu_rate and inst.get(P_ALU):
-        out["alu"] = inst[P_ALU] / dev.alu_rate
+        # integer bit work: the share the compiler leaves on the ALU pipe (the rest issues as IMAD)
+        bits = sum(oc.int_bits for oc in counts.ops)
+        out["alu"] = (inst[P_ALU] - (1.0 - dev.integer_alu_share) * bits) / dev.alu_rate
     fma_rate = dev.cuda_rate("fp32") / 2         # FMA instructions per second (FLOP rate, FMA = 2 FLOPs)
     if dev.issue_rate and fma_rate and inst.get(P_FMA):
         out["fma"] = inst[P_FMA] / fma_rate

@@ -335,4 +335,19 @@ def cases() -> list[Case]:
         _bf16_case("up_dequant_fp4_bf16_m4096_n4096_k4096_bm128",
                    {**_bf16_params(4096, 4096, 4096), "block_M": 128},
                    "128 x 128 x 128 tiles (not upstream's)"),
+        # session 16: written after the register-operand copies (counts.fragment_replicas) and the
+        # measured integer pipe split (integer_alu_share), predicted before they ran
+        _fp16_case("up_dequant_fp4_fp16_m4096_n4096_k4096_t128",
+                   {**_fp16_params(4096, 4096, 4096), "threads": 128},
+                   "one consumer warpgroup (128 threads): the decoded tile is held once, not twice"),
+        _fp16_case("up_dequant_fp4_fp16_m8192_n4096_k4096_bm256",
+                   {**_fp16_params(8192, 4096, 4096), "block_M": 256},
+                   "128 x 256 x 128 tiles: two warpgroups along the wider N, each holding all of B"),
+        _fp16_case("up_dequant_fp4_fp16_m1024_n8192_k8192", _fp16_params(1024, 8192, 8192),
+                   "a 1024-token batch through an 8192 x 8192 weight"),
+        _bf16_case("up_dequant_fp4_bf16_m8192_n8192_k2048", _bf16_params(8192, 8192, 2048),
+                   "M = N = 8192, K = 2048: 64 x 32 blocks of 16 K tiles"),
+        _bf16_case("up_dequant_fp4_bf16_m2048_n4096_k4096_bm128_s3",
+                   {**_bf16_params(2048, 4096, 4096), "block_M": 128, "num_stages": 3},
+                   "128 x 128 x 128 tiles, 3 stages"),
     ]

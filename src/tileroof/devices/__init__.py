@@ -66,6 +66,7 @@ _SPECS = {
     "accumulator_store_requests_per_us_all": ("store_request_rate_all", 1e6),
     "fp32_division_ns_per_thread": ("division_latency_s", 1e-9),
     "gemm_shared_hop_cycles": ("gemm_hop_cycles", 1),
+    "integer_alu_share": ("integer_alu_share", 1),
 }
 _TENSOR = {"tensor_tflops_fp16": "fp16", "tensor_tflops_bf16": "bf16", "tensor_tflops_fp8": "fp8",
            "tensor_tflops_tf32": "tf32", "tensor_tops_int8": "int8", "tensor_tflops_fp4": "fp4"}
@@ -162,6 +163,9 @@ class Device:
     flush_writeback_cost: tuple = ()      # ((read share of a kernel's DRAM bytes, seconds per byte written back), ...)
     store_request_s: float = 0.0          # an SM's time per L2 write request of an accumulator stored from its fragment
     store_queue_requests: float = 0.0     # ... of which a block's first this many cost it nothing (queued)
+    # share of integer bit work the compiler leaves on the integer (ALU) pipe; the rest it issues as
+    # IMAD (shifts left, adds, moves) on the FMA-heavy pipe beside it (1: all on the ALU pipe)
+    integer_alu_share: float = 1.0
     sources: dict = field(default_factory=dict)       # field -> citation
     calibrated: dict = field(default_factory=dict)    # field -> {"value", "method", ...} from a profile
     fitted: dict = field(default_factory=dict)        # time-model constants fitted on recorded kernels

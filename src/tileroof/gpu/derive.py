@@ -603,3 +603,28 @@ def flushwb_entries(run: dict, where: str) -> dict:
                   "(reads + writes less the last timing_flush_dirty_mb of writes, which stay in L2) over the median "
                   f"time of the two clean timings [{where}]"}
     return out
+
+
+INTEGER_PIPES = ("smsp__inst_executed_pipe_alu.sum", "smsp__inst_executed_pipe_fmaheavy.sum")
+
+
+def integer_alu_share_entry(record: dict, where: str) -> dict:
+    """integer_alu_share from a measure record run with the per-pipe Nsight counters
+    (benchmarks/ncu_pipe_metrics.txt): for each case with both counters, its ALU-pipe warp
+    instructions over ALU plus FMA-heavy (where ptxas issues IMAD: shifts left, adds, moves); the
+    median over the cases.  Read on kernels whose work besides the tensor cores is integer (FP4
+    decoding, im2col address arithmetic), the FMA-heavy pipe's instructions are IMADs."""
+    shares = {}
+    for name, case in sorted(record.get("cases", {}).items()):
+        n = case.get("ncu") or {}
+        alu, fmah = (n.get(k) for k in INTEGER_PIPES)
+        if alu and fmah is not None and alu + fmah > 0:
+            shares[name] = alu / (alu + fmah)
+    if not shares:
+        return {}
+    return {"integer_alu_share": {
+        "value": round(statistics.median(shares.values()), 3), "unit": "ratio",
+        "points": [round(v, 3) for v in shares.values()],
+        "method": "Nsight Compute smsp__inst_executed_pipe_alu over alu + fmaheavy (warp instructions) of the "
+                  f"{len(shares)} cases run with the per-pipe counters ({', '.join(shares)}), median "
+                  f"(tileroof.gpu.derive.integer_alu_share_entry) [{where}]"}}
