@@ -1,7 +1,8 @@
 """Ablation: the accuracy each model component buys, on the recorded H200 data.
 
     python benchmarks/ablation.py                  # the cumulative table (sessions 1-9)
-    python benchmarks/ablation.py --leave-one-out  # sessions 11-14's mechanisms, each switched off alone
+    python benchmarks/ablation.py --leave-one-out [S11 S16 ...]  # sessions 11-16's mechanisms, each
+                                                                 # switched off alone (all groups, or those named)
 
 Each row switches on one more mechanism and re-scores every recorded kernel and sweep
 (tileroof.score): median / p90 |time error| on the held-out split, DRAM median error, and the
@@ -58,7 +59,8 @@ def _without(*fields):
     """The calibrated device with some measured mechanism constants switched off."""
     def load(name="h200", calibrated=True):
         return replace(ORIG_LOAD(name, calibrated=calibrated),
-                       **{f: (() if f in ("l2_hit_curve", "dram_stream", "block_stagger_gap_deciles") else 1 if f == "l2_merge_group" else 0.0)
+                       **{f: (() if f in ("l2_hit_curve", "dram_stream", "block_stagger_gap_deciles")
+                             else 1 if f in ("l2_merge_group", "integer_alu_share") else 0.0)
                           for f in fields})
     return load
 
@@ -215,7 +217,7 @@ S11 = [
     ("spilled share of the fragments at the accumulator-spill cost (off: the ratio need / regs)",
      [(model, "register_spill_factor", lambda need, regs, dev: max(need / regs, 1.0) if regs else 1.0)]),
     ("integer bit operations in the pipelined iteration's chain",
-     [(model, "integer_bit_instructions", lambda rec: 0.0)]),
+     [(counts, "integer_bit_instructions", lambda rec: 0.0)]),
     ("cp.async producer as wide as the consumers for element-gathered tiles",
      [(model, "_element_gather_producer", lambda trace: False)]),
 ]
@@ -250,16 +252,28 @@ S14 = [
 ]
 
 
-def leave_one_out() -> int:
+# session 16, switched off alone: register gemm operands and the integer pipes (run 80 / 106)
+S16 = [
+    ("a register gemm operand held once per warp column, the code writing it run on each copy (off: once)",
+     [(counts, "fragment_replicas", lambda *a, **k: {})]),
+    ("integer bit work split over the ALU and FMA-heavy pipes at the measured share (off: all on the ALU pipe)",
+     [(devices, "load", _without("integer_alu_share"))]),
+]
+GROUPS = {"S11": S11, "S12": S12, "S13": S13, "S14": S14, "S16": S16}
+
+
+def leave_one_out(groups=None) -> int:
     print("| switched off | holdout time med | holdout time p90 | all time med | all time p90 | DRAM med | DRAM p90 "
           "| DRAM worst | Kendall tau per sweep |")
     print("|---|---|---|---|---|---|---|---|---|")
     run("nothing (the current model)", [], len(S9))
-    for label, stack in S11 + S12 + S13 + S14:
-        run(label, stack, len(S9))
+    for g in groups or GROUPS:
+        for label, stack in GROUPS[g]:
+            run(label, stack, len(S9))
     return 0
 
 
 if __name__ == "__main__":
     import sys
-    raise SystemExit(leave_one_out() if "--leave-one-out" in sys.argv[1:] else main())
+    args = sys.argv[1:]
+    raise SystemExit(leave_one_out([a for a in args if a in GROUPS]) if "--leave-one-out" in args else main())

@@ -196,3 +196,20 @@ def test_integer_alu_share_is_the_recorded_split():
     entry = integer_alu_share_entry(json.load(gzip.open(raw)), "run 80")["integer_alu_share"]
     assert entry["value"] == pytest.approx(devices.load("h200").integer_alu_share, abs=5e-4)
     assert 0.5 < entry["value"] < 0.7
+
+
+@pytest.mark.parametrize("case,held,spill", [
+    # one consumer warpgroup: Ct_local 128x128 fp32 (65,536 B) + B_dequantize_prev_local 128x128 fp16
+    # (32,768 B) + B_local 128x64 uint8 (8,192 B); B_dequantize_local, copied whole into the
+    # prev buffer, shares its registers: 106,496 B = 208 registers a thread of 128 (ptxas: 240
+    # allocated, no spill; the sum with it, 272, made the model spill)
+    ("up_dequant_fp4_fp16_m4096_n4096_k4096_t128", 106496, 1.0),
+    # two warpgroups each holding the whole decoded tile: the prev buffer and B_local twice
+    ("up_dequant_fp4_fp16_m4096_n4096_k2048", 65536 + 2 * 32768 + 2 * 8192, 1.0),
+])
+def test_held_fragments_of_the_dequantising_gemm(case, held, spill):
+    from tileroof.corpus import CASES
+    c = CASES[case]
+    r = tileroof.analyze(c.kernel, device="h200", **c.params)
+    assert r.counts.held_fragment_bytes == held
+    assert r.timing.pipeline["register_spill_factor"] == spill

@@ -878,22 +878,29 @@ def test_profile_branch_check_cost_reproduces_from_the_recorded_probes():
 
 
 def test_integer_bit_work_joins_the_pipelined_iteration():
-    # the FP4 dequantising GEMM decodes 11 integer bit operations per weight inside its loop: on the
-    # integer pipe (64 results a clock an SM) they lengthen each iteration's chain by their time
+    # the FP4 dequantising GEMM decodes 11 integer bit operations per weight inside its loop; its
+    # two consumer warpgroups split the gemm's N and each decodes the whole B tile (TileLang's
+    # layout of a register operand: counts.fragment_replicas), and the compiler leaves the measured
+    # share (integer_alu_share) of those instructions on the integer pipe (64 results a clock an SM),
+    # the rest as IMAD on the FMA-heavy pipe: that share lengthens each iteration's chain
     c = CASES["up_dequant_fp4_fp16_m2048_n4096_k4096"]
     dev = devices.load("h200")
     r = tileroof.analyze(c.kernel, device=dev, **c.params)
     r0 = tileroof.analyze(c.kernel, device=replace(dev, alu_per_clk=0), **c.params)
     t, t0 = (x.timing.pipeline["terms_s"]["compute"] for x in (r, r0))
-    loop = [rec for rec in r.trace.ops if rec.pipeline and rec.kind == "elementwise"]
-    bits = sum(counts.integer_bit_instructions(rec) for rec in loop)
-    # every block (2048 / 128 rows of blocks) decodes all 4096 x 4096 weights: 11 operations each
-    assert bits == 11 * (2048 // 128) * 4096 * 4096
+    loop = [oc for rec, oc in zip(r.trace.ops, r.counts.ops) if rec.pipeline and rec.kind == "elementwise"]
+    bits = sum(oc.int_bits for oc in loop)
+    # every block (2048 / 128 rows of blocks) decodes all 4096 x 4096 weights twice: 11 operations each
+    assert [oc.replicas for oc in loop] == [2]
+    assert bits == 2 * 11 * (2048 // 128) * 4096 * 4096
     total_iters = r.timing.pipeline["loop_iterations"] * r.trace.num_blocks
-    per_iter = bits / (dev.alu_per_clk * dev.sm_count * dev.clock_hz) * dev.sm_count / total_iters \
-        * r.timing.pipeline["resident_blocks"]
+    per_iter = bits * dev.integer_alu_share / (dev.alu_per_clk * dev.sm_count * dev.clock_hz) * dev.sm_count \
+        / total_iters * r.timing.pipeline["resident_blocks"]
     # (the rest of the iteration moves a little with the modelled clock, which the time sets)
     assert t - t0 == pytest.approx(per_iter, rel=0.03)
+    # without the measured split every instruction stays on the integer pipe
+    r1 = tileroof.analyze(c.kernel, device=replace(dev, integer_alu_share=1.0), **c.params)
+    assert r1.timing.pipeline["terms_s"]["compute"] - t0 == pytest.approx(per_iter / dev.integer_alu_share, rel=0.03)
 
 
 def test_element_gather_producer_is_as_wide_as_the_consumers_and_keeps_its_registers():

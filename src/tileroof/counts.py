@@ -62,6 +62,8 @@ class Counts:
     footprints: dict
     excess: Counter = field(default_factory=Counter)
     inst: Counter = field(default_factory=Counter)       # pipe -> thread instructions, summed over ops
+    # fragment bytes a block's consumer threads hold at once (held_fragment_bytes)
+    held_fragment_bytes: int = 0
 
     def warp_instructions(self, warp_size: int = 32) -> float:
         """Warp instructions the SMs issue for the counted SIMT work: thread instructions over the
@@ -510,4 +512,29 @@ def count(trace: KernelTrace, instruction: str = "mma") -> Counts:
         inst.update(oc.inst)
         conv += oc.conversions
     footprints = {k: v for k, v in trace.footprints.items()}
-    return Counts(ops, flops, nbytes, conv, sum(footprints.values()), footprints, excess, inst)
+    return Counts(ops, flops, nbytes, conv, sum(footprints.values()), footprints, excess, inst,
+                  held_fragment_bytes(trace, reps))
+
+
+def held_fragment_bytes(trace: KernelTrace, replicas: dict | None = None) -> int:
+    """Bytes of the fragments and thread-local buffers a block holds at once, the register
+    operands' copies (fragment_replicas) counted: every fragment but one whose every reader is a
+    whole copy into another fragment (the copy's source is dead once it ran and the compiler gives
+    both one set of registers: the FP4 dequantising GEMM's B_dequantize_local, copied into
+    B_dequantize_prev_local for the gemm -- ptxas 240 registers and no spill where the sum without
+    this is 272)."""
+    replicas = replicas or {}
+    readers: dict = {}
+    for rec in trace.ops:
+        for o in rec.operands:
+            if o.scope in (FRAGMENT, LOCAL) and o.access in ("read", "readwrite"):
+                readers.setdefault(o.buffer, []).append(rec)
+
+    def copied_away(name: str) -> bool:
+        recs = readers.get(name)
+        return bool(recs) and all(
+            r.kind == "copy" and any(o.scope == FRAGMENT and o.access == "write" and o.buffer != name
+                                     for o in r.operands) for r in recs)
+
+    return int(sum(b.nbytes * replicas.get(b.name, 1) for b in trace.buffers.values()
+                   if b.scope in (FRAGMENT, LOCAL) and not copied_away(b.name)))

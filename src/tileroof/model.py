@@ -571,7 +571,7 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
     other = g2s = 0.0
     # fragments that do not fit the consumer threads' registers spill to local memory
     consumer_threads, regs = consumer_registers(occ)
-    need = trace.fragment_bytes_per_block() / consumer_threads / 4
+    need = counts.held_fragment_bytes / consumer_threads / 4
     spill = register_spill_factor(need, regs, dev)
     # a wgmma needs its whole accumulator in registers: when one gemm's accumulator alone does
     # not fit, every instruction waits on local memory (calibrate's gemm_loop: 4.8x slower)

@@ -1121,8 +1121,77 @@ def _wave_check_cases() -> list[Case]:
     return out
 
 
+# ----------------------------------------------------------------------------- session 16
+@tilelang.jit
+def gemm_exp_prologue(M, N, K, block_M=128, block_N=128, block_K=64, num_stages=2, threads=256,
+                      policy="Square"):
+    """C = exp2(A / 4) @ B, the exp2 taken in registers on each A tile before the gemm reads it:
+    A's fragment is the gemm's register operand, held once per warp column along N
+    (counts.fragment_replicas: Square on two warpgroups = 2 copies, FullRow = 1)."""
+    pol = getattr(T.GemmWarpPolicy, policy)
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"), C: T.Tensor((M, N), "float16")):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
+            As = T.alloc_shared((block_M, block_K), "float16")
+            Bs = T.alloc_shared((block_K, block_N), "float16")
+            Al = T.alloc_fragment((block_M, block_K), "float16")
+            Cl = T.alloc_fragment((block_M, block_N), "float32")
+            T.clear(Cl)
+            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
+                T.copy(A[by * block_M, k * block_K], As)
+                T.copy(B[k * block_K, bx * block_N], Bs)
+                for i, j in T.Parallel(block_M, block_K):
+                    Al[i, j] = T.exp2(T.cast(As[i, j], "float32") * 0.25)
+                T.gemm(Al, Bs, Cl, policy=pol)
+            T.copy(Cl, C[by * block_M, bx * block_N])
+    return main
+
+
+def _exp_prologue_inputs(p, device):
+    g = generator(device, 0)
+    M, N, K = p["M"], p["N"], p["K"]
+    return [randn((M, K), "float16", device, g), randn((K, N), "float16", device, g),
+            nan_out((M, N), "float16", device)]
+
+
+def _exp_prologue_ref(args):
+    import torch
+    a = torch.exp2(args[0].float() * 0.25).half().float()
+    return {2: a @ args[1].float()}
+
+
+def _exp_prologue_expected(p, copies) -> Expected:
+    """gm*gn blocks x gk iterations: one block_M x block_K tile of exp2 (one multiply and one exp2 a
+    held element, `copies` copies of each: 2 for Square on two warpgroups, 1 for FullRow) and one
+    block_M x block_N x block_K gemm."""
+    M, N, K = p["M"], p["N"], p["K"]
+    bm, bn, bk = p["block_M"], p["block_N"], p["block_K"]
+    gm, gn, gk = cdiv(M, bm), cdiv(N, bn), cdiv(K, bk)
+    held = gm * gn * gk * bm * bk * copies
+    return Expected(tensor_flops=2 * (gm * bm) * (gn * bn) * (gk * bk), cuda_flops=held, sfu_ops=held,
+                    global_read_bytes=(gn * M * K + gm * K * N) * 2, global_write_bytes=M * N * 2,
+                    global_atomic_bytes=0, unique_bytes=(M * K + K * N + M * N) * 2)
+
+
+def _register_operand_cases() -> list[Case]:
+    """Session 16: written after counts.fragment_replicas to test it on a kernel other than the
+    dequantising GEMM it was read on, predicted before they ran: the same exp2 prologue with the
+    gemm's A fragment held twice (Square) and once (FullRow)."""
+    out = []
+    for policy, copies in (("Square", 2), ("FullRow", 1)):
+        p = dict(M=4096, N=4096, K=4096, block_M=128, block_N=128, block_K=64, num_stages=2, threads=256,
+                 policy=policy)
+        out.append(Case(f"regop_exp_gemm_fp16_4096_{policy.lower()}", gemm_exp_prologue, p, _exp_prologue_inputs,
+                        _exp_prologue_ref, _exp_prologue_expected(p, copies), rtol=1e-2,
+                        tags=("gemm", "float16", "register-operand", "extra"),
+                        note=f"exp2 of each A tile in registers before the gemm, {policy} policy, "
+                             f"128x128x64 tiles, 2 stages, 256 threads: {copies} held cop{'ies' if copies > 1 else 'y'}"))
+    return out
+
+
 def cases() -> list[Case]:
-    return (_wave_check_cases() + _div_check_cases() + _gemm_cases() + _attention_cases() + _rowwise_cases() + _other_cases() + _probe_cases()
+    return (_register_operand_cases() + _wave_check_cases() + _div_check_cases() + _gemm_cases() + _attention_cases() + _rowwise_cases() + _other_cases() + _probe_cases()
             + _size_cases() + _short_cases() + _stage_cases() + _conv_cases() + _conv_check_cases()
             + _epilogue_cases() + _fp32_store_cases() + _clock_cases() + _nows_cases() + masked_probes()
             + _spill_cases() + _stagger_check_cases() + _wave_split_probes() + _apart_check_cases()

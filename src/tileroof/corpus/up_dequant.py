@@ -350,4 +350,9 @@ def cases() -> list[Case]:
         _bf16_case("up_dequant_fp4_bf16_m2048_n4096_k4096_bm128_s3",
                    {**_bf16_params(2048, 4096, 4096), "block_M": 128, "num_stages": 3},
                    "128 x 128 x 128 tiles, 3 stages"),
+        # session 16, after run 106: written after the spill need's copy liveness
+        # (counts.held_fragment_bytes), predicted before it ran
+        _fp16_case("up_dequant_fp4_fp16_m2048_n8192_k4096_t128",
+                   {**_fp16_params(2048, 8192, 4096), "threads": 128},
+                   "one consumer warpgroup at another shape: 208 of 240 registers held, no spill"),
     ]
