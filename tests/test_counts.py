@@ -172,6 +172,9 @@ def test_register_operand_replicas(policy, device, copies):
     assert scale.flops[("cuda", "fp16")] == 65536 * copies     # one multiply per held element
     gemm = next(oc for oc in r.counts.ops if oc.kind == "gemm")
     assert gemm.replicas == 1 and gemm.flops[("tensor", "fp16")] == 2 * 256 * 256 * 128
+    # the JSON result says so per op
+    (op,) = [o for o in r.to_dict()["ops"] if o["kind"] == "elementwise"]
+    assert op["replicas"] == copies and op["executions"] == 65536 * copies
 
 
 def test_gemm_warp_partition_is_tilelangs():

@@ -106,6 +106,9 @@ class Result:
                 "flops_by_unit": {f"{u}:{d}": v for (u, d), v in oc.flops.items()},
                 "bytes": {f"{lv}:{d}": v for (lv, d), v in oc.bytes.items()},
                 "pipeline_stages": rec.pipeline_stages,
+                # copies of its output fragment the warps hold (a gemm's register operand): its
+                # executions, FLOPs and instructions include every copy
+                "replicas": oc.replicas,
             })
         return {
             "schema": SCHEMA,
