@@ -62,6 +62,7 @@ _TINY = [
     (extra.add_rms_norm, lambda p: dict(M=4, N=512)),
     (extra.quant_fp8_rowwise, lambda p: dict(M=4, N=512)),
     (extra.masked_gemm, lambda p: dict(M=256, N=256, K=512)),
+    (extra.gemm_exp_prologue, lambda p: dict(M=256, N=256, K=256)),
     *upstream.TINY,
     *up_attn.TINY,
     *up_mla.TINY,
