@@ -350,6 +350,17 @@ def load(name: str | None = None, calibrated: bool = True) -> Device:
     if not file.exists():
         raise TileroofError(f"unknown device {name!r}: choose one of {', '.join(catalog_keys())}, "
                             "'live', or a path to a device .toml")
+    # a catalog device is rebuilt only when one of its files changes (Device is frozen: the cached
+    # one is shared); building it was most of a small kernel's analysis time
+    files = (file, profiles_dir() / f"{key}.toml", profiles_dir() / f"{DEFAULT_DEVICE}.toml")
+    stamps = tuple(f.stat().st_mtime_ns if f.exists() else 0 for f in files)
+    return _load_catalog(key, calibrated, stamps)
+
+
+@functools.lru_cache(maxsize=64)
+def _load_catalog(key: str, calibrated: bool, stamps: tuple) -> Device:
+    """load() of a catalog key, for one set of its files' modification times."""
+    file = catalog_dir() / f"{key}.toml"
     dev = from_dict(_read(file), f"catalog/{key}.toml")
     prof = profiles_dir() / f"{key}.toml"
     if calibrated and prof.exists():
