@@ -169,8 +169,7 @@ def fragment_replicas(trace: KernelTrace, instruction: str = "mma") -> dict:
         for rec in trace.ops:
             if rec.kind in GEMM_KINDS:
                 continue
-            out = [o.buffer for o in rec.operands if o.scope == FRAGMENT and o.access in ("write", "readwrite")]
-            f = max((reps.get(b, 1) for b in out), default=1)
+            f = _copies(rec, reps)
             if f <= 1:
                 continue
             for o in rec.operands:
@@ -182,13 +181,18 @@ def fragment_replicas(trace: KernelTrace, instruction: str = "mma") -> dict:
     return reps
 
 
+def _copies(rec: OpRecord, reps: dict) -> int:
+    """The most copies (fragment_replicas) of any fragment the record writes: how often it runs."""
+    return max((reps.get(o.buffer, 1) for o in rec.operands
+                if o.scope == FRAGMENT and o.access in ("write", "readwrite")), default=1)
+
+
 def _replicated(rec: OpRecord, reps: dict) -> tuple[OpRecord, int]:
     """The record as the warps run it: a non-gemm op writing a replicated fragment, with its
     executions and operand elements times the copies."""
     if rec.kind in GEMM_KINDS or not reps:
         return rec, 1
-    f = max((reps.get(o.buffer, 1) for o in rec.operands
-             if o.scope == FRAGMENT and o.access in ("write", "readwrite")), default=1)
+    f = _copies(rec, reps)
     if f <= 1:
         return rec, 1
     ops = tuple(replace(o, elements=o.elements * f) for o in rec.operands)
