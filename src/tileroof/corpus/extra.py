@@ -12,6 +12,8 @@ nothing.
 """
 # NOTE: no `from __future__ import annotations` (see gemm.py).
 
+import dataclasses
+
 import tilelang
 import tilelang.language as T
 
@@ -819,6 +821,87 @@ def _short_cases() -> list[Case]:
     return out
 
 
+# Session 17 (2026-12-02): the corpus had one case under 10 us.  Small kernels of every family
+# (about 2-15 us of body, 1-130 blocks or a few waves), written before any model change of the
+# session and predicted before they ran: the launch floor, the first tiles' DRAM round trip and
+# one-wave lock-step phases decide their time.
+def _tiny_cases() -> list[Case]:
+    out = [
+        _mm_case("tiny_gemm_fp16_512", _mm_params(512, 512, 512, 128, 128, 32, 3, 128), tags=("tiny",),
+                 note="16 blocks, 16 iterations"),
+        _mm_case("tiny_gemm_fp16_1024x1024x512", _mm_params(1024, 1024, 512, 128, 128, 64, 3, 128), tags=("tiny",),
+                 note="64 blocks, 8 iterations"),
+        _mm_case("tiny_gemm_fp16_1024x2048x1024", _mm_params(1024, 2048, 1024, 128, 128, 64, 3, 128),
+                 tags=("tiny",), note="128 blocks, 16 iterations"),
+        _mm_case("tiny_gemm_bf16_2048x2048x512_bn256", _mm_params(2048, 2048, 512, 128, 256, 64, 3, 256, "bfloat16",
+                                                                  "bfloat16"), rtol=2e-2, tags=("tiny",),
+                 note="128 blocks of 128x256, 8 iterations, two consumer warpgroups"),
+        _fa_case("tiny_fa_fwd_fp16_b1_h8_s512_d64", _fa_params(1, 8, 512, 64, False, 128, 128, 2, 256),
+                 note="32 blocks, 4 key tiles each"),
+        _fa_case("tiny_fa_fwd_fp16_b1_h32_s512_d128", _fa_params(1, 32, 512, 128, False, 128, 128, 2, 256),
+                 note="128 blocks, 4 key tiles each"),
+        _fa_case("tiny_fa_fwd_causal_fp16_b1_h16_s1024_d64", _fa_params(1, 16, 1024, 64, True, 128, 64, 2, 256),
+                 note="causal, 128 blocks, 2-16 key tiles"),
+    ]
+    for M, N in ((1024, 1024), (1536, 1536)):
+        p = dict(M=M, N=N, block_M=64, block_N=256, threads=256, dtype="float16")
+        out.append(Case(f"tiny_copy_tile_fp16_{M}", tile_copy, p, _inputs_2d(1), _ref_copy,
+                        _ew_expected(p, 1, flops_per_elem=0, sfu_per_elem=0), rtol=0.0,
+                        tags=("copy", "float16", "tiny"), note=f"{cdiv(M, 64) * cdiv(N, 256)} blocks"))
+    for M, N in ((1024, 1024), (1024, 2048)):
+        p = dict(M=M, N=N, block_M=32, block_N=256, threads=256, dtype="float32")
+        out.append(Case(f"tiny_ew_add_fp32_{M}x{N}", elementwise_add, p, _inputs_2d(2), _ref_add,
+                        _ew_expected(p, 2, flops_per_elem=1, sfu_per_elem=0), rtol=1e-5,
+                        tags=("elementwise", "float32", "tiny"), note=f"{cdiv(M, 32) * cdiv(N, 256)} blocks"))
+    p = dict(M=2048, N=2048, block_M=64, block_N=256, threads=256, dtype="float16")
+    out.append(Case("tiny_ew_gelu_tanh_fp16_2048", gelu_tanh, p, _inputs_2d(1), _ref_gelu,
+                    _ew_expected(p, 1, sfu_per_elem=1), rtol=2e-3, tags=("elementwise", "float16", "sfu", "tiny"),
+                    note="256 blocks, one tanh per element"))
+    p = dict(M=1024, N=4096, block_M=64, block_N=256, threads=256, dtype="bfloat16")
+    M, N = p["M"], p["N"]
+    out.append(Case("tiny_ew_mul_bf16_1024x4096", elementwise_mul, p, _mul_inputs, _mul_ref,
+                    Expected(global_read_bytes=2 * M * N * 2, global_write_bytes=M * N * 2, global_atomic_bytes=0,
+                             tensor_flops=0, cuda_flops=M * N, sfu_ops=0, unique_bytes=3 * M * N * 2),
+                    rtol=5e-3, tags=("elementwise", "bfloat16", "tiny"), note="256 blocks"))
+    for m in (256, 512):
+        p = dict(M=m, N=8192, block_M=1, threads=512, eps=1e-6, dtype="bfloat16")
+        out.append(Case(f"tiny_rmsnorm_bf16_{m}x8192", rms_norm, p, _rms_inputs, _rms_ref_for(p["eps"]),
+                        _rms_expected(p), rtol=1e-2, tags=("norm", "bfloat16", "reduce", "tiny"),
+                        note=f"{m} rows, one per block"))
+    for m in (128, 256):
+        p = dict(M=m, N=16384, block_M=1, threads=256, dtype="float32")
+        out.append(Case(f"tiny_softmax_fp32_{m}x16384", softmax, p, _softmax_inputs, _softmax_ref,
+                        _softmax_expected(p), rtol=1e-4, tags=("softmax", "float32", "reduce", "tiny"),
+                        note=f"{m} rows, one per block"))
+    p = dict(M=1024, N=4096, block_M=2, threads=256, dtype="bfloat16")
+    out.append(Case("tiny_row_absmax_bf16_1024x4096", row_absmax, p, _absmax_inputs, _ref_absmax,
+                    _reduce_expected(p["M"] * p["N"], 2, p["M"], 4), rtol=0.0,
+                    tags=("reduce", "bfloat16", "absmax", "tiny"), note="512 blocks, read-only 8 MB"))
+    p = dict(M=4096, N=4096, op="sum", block_M=16, block_N=256, num_stages=3, threads=128, dtype="float16",
+             out_dtype="float32")
+    out.append(dataclasses.replace(_rowsum_case("tiny_rowsum_fp16_4096x4096", p, None),
+                                   tags=("reduce", "float16", "tiny"), note="256 blocks of 16 rows, 16 iterations"))
+    p = dict(M=2048, K=2048, block_M=8, block_K=512, num_stages=2, threads=128, dtype="float32")
+    M, K, bm, bk = p["M"], p["K"], p["block_M"], p["block_K"]
+    out.append(Case("tiny_gemv_tiled_fp32_2048", gemv_tiled, p, _gemv_inputs, _gemv_ref,
+                    Expected(global_read_bytes=(M * K + cdiv(M, bm) * K) * 4, global_write_bytes=M * 4,
+                             global_atomic_bytes=0, tensor_flops=0, cuda_flops=2 * M * K + cdiv(M, bm) * bm * bk,
+                             sfu_ops=0, unique_bytes=(M * K + K + M) * 4),
+                    rtol=1e-4, tags=("gemv", "float32", "tiny"), note="256 blocks of 8 rows, 4 iterations"))
+    p = dict(M=2048, N=2048, block_M=128, block_N=128, threads=256, dtype="float16")
+    M, N = p["M"], p["N"]
+    out.append(Case("tiny_transpose_op_fp16_2048", transpose_op, p, _transpose_inputs, _transpose_ref,
+                    Expected(global_read_bytes=M * N * 2, global_write_bytes=M * N * 2, global_atomic_bytes=0,
+                             tensor_flops=0, cuda_flops=0, sfu_ops=0, unique_bytes=2 * M * N * 2),
+                    rtol=0.0, tags=("transpose", "float16", "tiny"), note="256 blocks of 128x128"))
+    p = dict(batch=8, heads=64, kv_heads=4, seqlen_kv=1024, dim=128, block_N=64, block_H=64,
+             num_stages=2, threads=128, dtype="float16", accum_dtype="float32")
+    out.append(Case("tiny_gqa_decode_fp16_b8_h64_kv4_s1024_d128", gqa_decode, p, _gqa_inputs, _gqa_ref,
+                    _gqa_counts(p), rtol=1e-2, tags=("attention", "float16", "decode", "gqa", "tiny"),
+                    note="32 blocks, 16 KV tiles each"))
+    return out
+
+
 # Written in session 6 after unannotated copy loops became one-stage pipelines (walk._serial_pipeline),
 # predicted before they ran: GEMMs with num_stages = 0 (no pipelining, no warp specialisation; several
 # blocks per SM) and 1.
@@ -1195,7 +1278,7 @@ def cases() -> list[Case]:
             + _size_cases() + _short_cases() + _stage_cases() + _conv_cases() + _conv_check_cases()
             + _epilogue_cases() + _fp32_store_cases() + _clock_cases() + _nows_cases() + masked_probes()
             + _spill_cases() + _stagger_check_cases() + _wave_split_probes() + _apart_check_cases()
-            + _occupancy_check_cases())
+            + _occupancy_check_cases() + _tiny_cases())
 
 
 # ----------------------------------------------------------------------------- sweeps
