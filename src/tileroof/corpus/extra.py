@@ -31,7 +31,8 @@ from .gemv import gemv_tiled
 from .misc import _transpose_inputs, _transpose_ref, transpose_op
 from .norm import (_ln_inputs, _ln_ref_for, _rms_inputs, _rms_ref_for, _softmax_inputs,
                    _softmax_ref, layer_norm, rms_norm, softmax)
-from .elementwise import _ew_expected, _inputs_2d, _ref_add, _ref_copy, _ref_gelu, elementwise_add, gelu_tanh, tile_copy
+from .elementwise import (_ew_expected, _inputs_2d, _ref_add, _ref_copy, _ref_gelu, _ref_silu_mul, elementwise_add,
+                          gelu_tanh, silu_mul, tile_copy)
 from .reduce import _absmax_inputs, _reduce_expected, _ref_absmax, _ref_rowsum, _row_inputs, row_absmax, row_reduce
 
 FP8_E4M3_MAX = 448.0
@@ -902,6 +903,49 @@ def _tiny_cases() -> list[Case]:
     return out
 
 
+# Session 18: the tiny cases of run 108 were under-predicted wherever no pipelined loop hides a
+# block's waits (DRAM-bound element-wise, copy and row kernels: -4 ... -35 %; Nsight's duration 3-7 us
+# above their bytes at the copy bandwidth).  A block of such a kernel loads, waits a DRAM round trip,
+# computes and stores, one phase after the other.  These probes time that chain: a copy of 64 B to
+# 128 KiB per block at one block per SM (132 blocks), then rounds of 128 KiB blocks at one per SM
+# (264 ... 1056 blocks: shared memory admits one), co-resident 32 KiB blocks (2 and 6 per SM, two
+# waves), and the same single round with compute in the chain (add, tanh, SiLU's division).
+def chain_probes() -> list[Case]:
+    out = []
+
+    def copy(tag, bm, bn, gy, gx, threads=256):
+        p = dict(M=bm * gy, N=bn * gx, block_M=bm, block_N=bn, threads=threads, dtype="float16")
+        out.append(Case(f"probe_chain_copy_{bm}x{bn}_g{gx * gy}{tag}", tile_copy, p, _inputs_2d(1), _ref_copy,
+                        _ew_expected(p, 1, flops_per_elem=0, sfu_per_elem=0), rtol=0.0,
+                        tags=("copy", "float16", "chain", "probe"),
+                        note=f"{gx * gy} blocks, {bm * bn * 2} B in and out per block"))
+
+    copy("", 1, 64, 1, 1, threads=32)
+    copy("", 1, 64, 132, 1, threads=32)
+    copy("", 1, 64, 1056, 1, threads=32)
+    copy("", 64, 64, 12, 11)
+    copy("", 64, 256, 12, 11)
+    for rounds in (1, 2, 4, 8):
+        copy("", 256, 256, 12 * rounds, 11)
+    for per_sm in (2, 6, 12):
+        copy("", 64, 256, 12 * per_sm, 11)
+    p = dict(M=32 * 12, N=256 * 11, block_M=32, block_N=256, threads=256, dtype="float32")
+    out.append(Case("probe_chain_add_32x256_g132", elementwise_add, p, _inputs_2d(2), _ref_add,
+                    _ew_expected(p, 2, flops_per_elem=1, sfu_per_elem=0), rtol=1e-5,
+                    tags=("elementwise", "float32", "chain", "probe"), note="132 blocks, two 32 KiB loads"))
+    p = dict(M=64 * 12, N=256 * 11, block_M=64, block_N=256, threads=256, dtype="float16")
+    out.append(Case("probe_chain_gelu_64x256_g132", gelu_tanh, p, _inputs_2d(1), _ref_gelu,
+                    _ew_expected(p, 1, sfu_per_elem=1), rtol=2e-3,
+                    tags=("elementwise", "float16", "sfu", "chain", "probe"), note="132 blocks, a tanh per element"))
+    for gy in (12, 96):
+        p = dict(M=64 * gy, N=256 * 11, block_M=64, block_N=256, threads=256, dtype="float16")
+        out.append(Case(f"probe_chain_silu_mul_64x256_g{gy * 11}", silu_mul, p, _inputs_2d(2), _ref_silu_mul,
+                        _ew_expected(p, 2, sfu_per_elem=1), rtol=2e-3,
+                        tags=("elementwise", "float16", "chain", "probe"),
+                        note=f"{gy * 11} blocks, an IEEE division per element"))
+    return out
+
+
 # Written in session 6 after unannotated copy loops became one-stage pipelines (walk._serial_pipeline),
 # predicted before they ran: GEMMs with num_stages = 0 (no pipelining, no warp specialisation; several
 # blocks per SM) and 1.
@@ -1278,7 +1322,7 @@ def cases() -> list[Case]:
             + _size_cases() + _short_cases() + _stage_cases() + _conv_cases() + _conv_check_cases()
             + _epilogue_cases() + _fp32_store_cases() + _clock_cases() + _nows_cases() + masked_probes()
             + _spill_cases() + _stagger_check_cases() + _wave_split_probes() + _apart_check_cases()
-            + _occupancy_check_cases() + _tiny_cases())
+            + _occupancy_check_cases() + _tiny_cases() + chain_probes())
 
 
 # ----------------------------------------------------------------------------- sweeps
