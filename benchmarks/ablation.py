@@ -1,7 +1,7 @@
 """Ablation: the accuracy each model component buys, on the recorded H200 data.
 
     python benchmarks/ablation.py                  # the cumulative table (sessions 1-9)
-    python benchmarks/ablation.py --leave-one-out [S11 S16 ...]  # sessions 11-16's mechanisms, each
+    python benchmarks/ablation.py --leave-one-out [S11 S18 ...]  # sessions 11-18's mechanisms, each
                                                                  # switched off alone (all groups, or those named)
 
 Each row switches on one more mechanism and re-scores every recorded kernel and sweep
@@ -259,7 +259,15 @@ S16 = [
     ("integer bit work split over the ALU and FMA-heavy pipes at the measured share (off: all on the ALU pipe)",
      [(devices, "load", _without("integer_alu_share"))]),
 ]
-GROUPS = {"S11": S11, "S12": S12, "S13": S13, "S14": S14, "S16": S16}
+
+
+# session 18, switched off alone: a launch without a pipelined loop runs its first wave's phases in
+# lock-step (model.block_chain; probe_chain_*, run 109)
+S18 = [
+    ("the first wave's load-wait-compute-store chain in lock-step, the rest at the roofline (off: the roofline)",
+     [(model, "block_chain", lambda *a, **k: None)]),
+]
+GROUPS = {"S11": S11, "S12": S12, "S13": S13, "S14": S14, "S16": S16, "S18": S18}
 
 
 def leave_one_out(groups=None) -> int:

@@ -61,7 +61,11 @@ def test_upstream_topk_is_alu_bound():
     r = tileroof.analyze(case.kernel, **case.params)
     # six rounds of two row max-reductions and two compare/selects per element, 64 elements a
     # thread: the integer/compare pipe, not DRAM (134 MB read), sets the time
-    assert r.bound == "alu"
+    # (session 18: the launch's bound is its block chain -- the first wave's phases in lock-step, then
+    # the rest at the roofline -- whose phases are these compare/select rounds)
+    roofline = {k: v for k, v in r.timing.resource_s.items() if k != "block chain"}
+    assert max(roofline, key=roofline.get) == "alu"
     assert r.timing.resource_s["alu"] > r.timing.resource_s["dram"]
+    assert r.bound == "block chain" and r.timing.resource_s["block chain"] > r.timing.resource_s["alu"]
     # Nsight Compute on the H200 (measure-20261201T152843Z.json): 66.06 M warp instructions
     assert abs(r.warp_instructions / 66.06e6 - 1) < 0.1

@@ -1169,3 +1169,44 @@ def test_staggered_sharers_stay_apart_only_where_the_sm_sets_the_pace():
     r = tileroof.analyze(c.kernel, device=dev, **c.params)
     assert model.memory_paced(r.timing.bound)
     assert not any("keep those gaps" in a for a in r.timing.assumptions)
+
+
+def test_block_chain_of_a_one_wave_copy_by_hand():
+    # 132 blocks, one a SM: each loads 32 KiB into shared memory (a DRAM round trip, then the wave's
+    # 132 x 32 KiB at the DRAM bandwidth), then stores it (the same bytes again); nothing after the
+    # first wave, so the launch's chain is the first wave's
+    dev = devices.load("h200")
+    c = CASES["probe_chain_copy_64x256_g132"]
+    r = tileroof.analyze(c.kernel, device=dev, **c.params)
+    tm = r.timing
+    later, first = model.block_chain(r.trace, r.counts, dev, tm.occupancy, tm.memory)
+    rt = model.dram_tile_round_trip(dev, 0.0)
+    assert rt == pytest.approx(566e-9, rel=0.05)          # the profile's tile_stream (H200)
+    want = rt + 2 * 132 * 32768 / dev.dram_bw
+    assert first == pytest.approx(np.full(132, want), rel=1e-6)
+    assert tm.bound == "block chain"
+    assert tm.time_s == pytest.approx(want + model.timing_floor(dev), rel=1e-6)
+    # a later block shares its SM with the others resident: its round trip exposed 1/resident of it,
+    # its bytes at one SM's load rate
+    res = model.resident_blocks(r.trace, dev, tm.occupancy)
+    assert later == pytest.approx(np.full(132, rt / res + 2 * 32768 / dev.tma_load_rate_per_sm), rel=1e-6)
+
+
+def test_block_chain_loads_into_registers_wait_together():
+    # SiLU-mul copies G and U into fragments back to back: one round trip for both; the copy of a
+    # tile into shared memory ends in a barrier, so two such copies would wait twice
+    dev = devices.load("h200")
+    c = CASES["probe_chain_silu_mul_64x256_g132"]
+    r = tileroof.analyze(c.kernel, device=dev, **c.params)
+    tm = r.timing
+    _, first = model.block_chain(r.trace, r.counts, dev, tm.occupancy, tm.memory)
+    no_rt = replace(dev, dram_stream=())
+    _, first0 = model.block_chain(r.trace, r.counts, no_rt, tm.occupancy, tm.memory)
+    assert first[0] - first0[0] == pytest.approx(model.dram_tile_round_trip(dev, 0.0), rel=1e-9)
+
+
+def test_block_chain_only_for_launches_without_a_pipelined_loop():
+    dev = devices.load("h200")
+    c = CASES["tiny_gemm_fp16_512"]
+    r = tileroof.analyze(c.kernel, device=dev, **c.params)
+    assert "block chain" not in r.timing.resource_s and r.timing.bound.startswith("pipeline")

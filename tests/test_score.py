@@ -53,3 +53,14 @@ def test_check_flags_a_regression(report, tmp_path):
     p = tmp_path / "accepted.json"
     p.write_text(json.dumps({"figures": strict}))
     assert score.check(report, p)
+
+
+def test_dram_figures_leave_out_launches_below_the_floor(report):
+    # run 109's one-block copy of 128 B read 3072 B of DRAM (the launch's code and parameters):
+    # scored for time, left out of the DRAM figures
+    rows = {r["case"]: r for r in report["rows"]}
+    tiny = rows["probe_chain_copy_1x64_g1"]
+    assert tiny["measured_dram"] < score.DRAM_FLOOR_BYTES and tiny["dram_err"] is None
+    assert tiny["time_err"] is not None
+    big = rows["probe_chain_copy_64x256_g132"]
+    assert big["measured_dram"] >= score.DRAM_FLOOR_BYTES and big["dram_err"] is not None
