@@ -39,6 +39,12 @@ def _without_tensor_boost_clock():
     return patched(model, "tensor_boost_clock", lambda dev: dev.clock_hz)
 
 
+def _without_block_chain():
+    """Launches without a pipelined loop at the roofline alone, as before session 18."""
+    from tileroof import model
+    return patched(model, "block_chain", lambda *a, **k: None)
+
+
 def check(path: str) -> int:
     """Score a predictions file (as written, before the run) against the recorded measurements."""
     import statistics
@@ -92,10 +98,11 @@ def main(argv=None) -> int:
                            "predicted_dram_bytes_if_drifting": r.timing.dram_if_drifting, "bound": r.bound,
                            "flush_writeback_bytes": r.timing.flush_writeback}
         # the same model without the harness's flush write-back / per-run floor / accumulator-store law /
-        # tensor boost clock
+        # tensor boost clock / block chain
         for key, without in (("flush_writeback", _without_flush_writeback), ("timing_floor", _without_timing_floor),
                              ("store_requests", _without_store_requests),
-                             ("tensor_boost_clock", _without_tensor_boost_clock)):
+                             ("tensor_boost_clock", _without_tensor_boost_clock),
+                             ("block_chain", _without_block_chain)):
             with without():
                 out["cases"][n][f"predicted_s_without_{key}"] = tileroof.analyze(
                     c.kernel, device=a.device, taken=c.taken or None, **c.params).estimated_time
