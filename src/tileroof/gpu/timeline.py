@@ -358,6 +358,84 @@ def attention_run(out: Path, runs: int) -> int:
     return 0
 
 
+# set 17 (session 18): where a one-wave launch without a pipelined loop spends the time its block
+# chain does not explain -- the corpus tile copy timed per block (start, load done, store issued)
+# at one block of 128 B to 1056 blocks, 8-128 KiB a block: (M, N, block_M, block_N, threads)
+CONFIGS_17 = ((1, 64, 1, 64, 32), (132, 64, 1, 64, 32), (1056, 64, 1, 64, 32), (768, 704, 64, 64, 256),
+              (768, 2816, 64, 256, 256), (3072, 2816, 256, 256, 256), (4608, 2816, 64, 256, 256),
+              (6144, 2816, 256, 256, 256))
+
+
+def copy_run(out: Path, runs: int) -> int:
+    """Timeline set 17: tl_kernels.timed_copy's per-block timers for CONFIGS_17, each run behind
+    the harness's flush; per config the spread of the blocks' starts (the wave's dispatch), the
+    load and store phases, the span from the first start to the last end, and CUDA events around
+    each run: with the same buffers every run (warm TLBs) and with a fresh buffer pair each run
+    (as measure rotates its inputs)."""
+    import torch
+
+    from .provenance import base_provenance, write_record
+    from .timing import flush_buffer
+    from .tl_kernels import timed_copy
+    prov = base_provenance("timeline", touch_gpu=True)
+    t0 = time.time()
+    params = [dict(M=c[0], N=c[1], block_M=c[2], block_N=c[3], threads=c[4]) for c in CONFIGS_17]
+    kernels = [timed_copy(**p) for p in params]
+    flush = flush_buffer()
+    med = lambda xs: sorted(xs)[len(xs) // 2]
+    results = []
+    for p, k in zip(params, kernels):
+        gx, gy = -(-p["N"] // p["block_N"]), -(-p["M"] // p["block_M"])
+        pairs = [(torch.randn((p["M"], p["N"]), dtype=torch.float16, device="cuda"),
+                  torch.empty((p["M"], p["N"]), dtype=torch.float16, device="cuda")) for _ in range(max(runs, 2))]
+        times = torch.zeros((gx * gy, 6), dtype=torch.int64, device="cuda")
+        k(pairs[0][0], pairs[0][1], times)
+        torch.cuda.synchronize()
+        ev = {}
+        for mode in ("same", "fresh"):
+            ms = []
+            for r in range(runs):
+                a, b = pairs[0] if mode == "same" else pairs[r % len(pairs)]
+                flush.zero_()
+                e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                e0.record()
+                k(a, b, times)
+                e1.record()
+                torch.cuda.synchronize()
+                ms.append(e0.elapsed_time(e1) * 1e3)
+            ev[mode] = ms
+        a, b = pairs[0]
+        flush.zero_()
+        torch.cuda.synchronize()
+        k(a, b, times)
+        torch.cuda.synchronize()
+        ok = bool(torch.equal(a, b))
+        t = times.cpu()
+        base = int(t[:, 0].min())
+        start = [int(x) - base for x in t[:, 0]]
+        load = [int(x) - base for x in t[:, 1]]
+        end = [int(x) - base for x in t[:, 2]]
+        smid = [int(x) for x in t[:, 3]]
+        row = {"params": p, "blocks": gx * gy, "correct": ok,
+               "events_us_same_median": med(ev["same"]), "events_us_fresh_median": med(ev["fresh"]),
+               "events_us_same": ev["same"], "events_us_fresh": ev["fresh"],
+               "start_spread_ns": max(start) - min(start), "load_ns_median": med([l - s for s, l in zip(start, load)]),
+               "load_ns_max": max(l - s for s, l in zip(start, load)),
+               "store_issue_ns_median": med([e - l for l, e in zip(load, end)]),
+               "block_ns_median": med([e - s for s, e in zip(start, end)]), "span_ns": max(end) - min(start),
+               "start_ns": start, "load_ns": load, "end_ns": end, "smid": smid}
+        results.append(row)
+        print(f"copy {p['block_M']}x{p['block_N']} x{gx * gy}: starts spread {row['start_spread_ns'] / 1e3:.2f} us, load "
+              f"{row['load_ns_median'] / 1e3:.2f} (max {row['load_ns_max'] / 1e3:.2f}), store issue "
+              f"{row['store_issue_ns_median'] / 1e3:.2f}, span {row['span_ns'] / 1e3:.2f} us; events same "
+              f"{row['events_us_same_median']:.2f} fresh {row['events_us_fresh_median']:.2f} us{'' if ok else ' WRONG'}")
+        del pairs, times
+    path = write_record(out, prov, t0, {"sm_count": torch.cuda.get_device_properties(0).multi_processor_count,
+                                        "results": results}, __doc__)
+    print(f"wrote {path}")
+    return 0
+
+
 def resident(start, end) -> int:
     """The most blocks alive at one time (a block ending at t frees its slot before one starting
     at t takes it)."""
@@ -388,10 +466,12 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--set", type=int, default=1, choices=tuple(range(1, 17)), help="configuration set")
+    ap.add_argument("--set", type=int, default=1, choices=tuple(range(1, 18)), help="configuration set")
     a = ap.parse_args(argv)
     if a.set == 9:
         return attention_run(a.out, a.runs)
+    if a.set == 17:
+        return copy_run(a.out, a.runs)
     if a.set == 15:
         return iters_run(a.out, a.runs)
     if a.set in (13, 14, 16):

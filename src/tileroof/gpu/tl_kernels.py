@@ -610,3 +610,33 @@ def timed_matmul_iters(M, N, K, block_M, block_N, block_K, num_stages, threads, 
                 Times[by * gx + bx, 2] = T.call_extern("int64", "tr_smid")
 
     return main
+
+
+@tilelang.jit
+def timed_copy(M, N, block_M, block_N, threads, dtype="float16"):
+    """The corpus tile copy (corpus.elementwise.tile_copy: B = A through one shared tile) that also
+    records, per block, thread 0's GPU timer at its start, after the load (thread 0 stores its
+    share of the tile into shared memory once its loads have arrived), after the store is issued,
+    its SM and its SM cycles at start and end: Times[block, :] = (start, load done, end, smid,
+    cycles at start, cycles at end), block = by * gridDim.x + bx (timeline set 17)."""
+    gx, gy = (N + block_N - 1) // block_N, (M + block_M - 1) // block_M
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype), Times: T.Tensor((gx * gy, 6), "int64")):
+        with T.Kernel(gx, gy, threads=threads) as (bx, by):
+            T.import_source(TIMER_SOURCE)
+            tx = T.get_thread_binding()
+            tile = T.alloc_shared((block_M, block_N), dtype)
+            if tx == 0:
+                Times[by * gx + bx, 0] = T.call_extern("int64", "tr_globaltimer")
+                Times[by * gx + bx, 4] = T.call_extern("int64", "tr_clock")
+            T.copy(A[by * block_M, bx * block_N], tile)
+            if tx == 0:
+                Times[by * gx + bx, 1] = T.call_extern("int64", "tr_globaltimer")
+            T.copy(tile, B[by * block_M, bx * block_N])
+            if tx == 0:
+                Times[by * gx + bx, 2] = T.call_extern("int64", "tr_globaltimer")
+                Times[by * gx + bx, 3] = T.call_extern("int64", "tr_smid")
+                Times[by * gx + bx, 5] = T.call_extern("int64", "tr_clock")
+
+    return main
