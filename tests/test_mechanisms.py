@@ -1179,17 +1179,28 @@ def test_block_chain_of_a_one_wave_copy_by_hand():
     c = CASES["probe_chain_copy_64x256_g132"]
     r = tileroof.analyze(c.kernel, device=dev, **c.params)
     tm = r.timing
-    later, first = model.block_chain(r.trace, r.counts, dev, tm.occupancy, tm.memory)
+    wave = memory.launch_order(r.trace)[:tm.slots]
+    first = model.block_chain(r.trace, r.counts, dev, tm.occupancy, tm.memory, wave)
     rt = model.dram_tile_round_trip(dev, 0.0)
     assert rt == pytest.approx(566e-9, rel=0.05)          # the profile's tile_stream (H200)
     want = rt + 2 * 132 * 32768 / dev.dram_bw
     assert first == pytest.approx(np.full(132, want), rel=1e-6)
     assert tm.bound == "block chain"
     assert tm.time_s == pytest.approx(want + model.timing_floor(dev), rel=1e-6)
-    # a later block shares its SM with the others resident: its round trip exposed 1/resident of it,
-    # its bytes at one SM's load rate
-    res = model.resident_blocks(r.trace, dev, tm.occupancy)
-    assert later == pytest.approx(np.full(132, rt / res + 2 * 32768 / dev.tma_load_rate_per_sm), rel=1e-6)
+
+
+def test_block_chain_after_the_first_wave_is_the_roofline_share():
+    # 1584 blocks of the same copy: the first wave's chain, then the rest of the bytes at the
+    # roofline's DRAM time (the launch is one kind of block: the rest is 1 - slots / blocks of it)
+    dev = devices.load("h200")
+    c = CASES["probe_chain_copy_64x256_g1584"]
+    r = tileroof.analyze(c.kernel, device=dev, **c.params)
+    tm = r.timing
+    wave = memory.launch_order(r.trace)[:tm.slots]
+    first = model.block_chain(r.trace, r.counts, dev, tm.occupancy, tm.memory, wave)
+    rest = 1.0 - tm.slots / 1584
+    roof = max(v for k, v in tm.resource_s.items() if k != "block chain")
+    assert tm.resource_s["block chain"] == pytest.approx(first.max() + rest * roof, rel=1e-9)
 
 
 def test_block_chain_loads_into_registers_wait_together():
@@ -1199,9 +1210,10 @@ def test_block_chain_loads_into_registers_wait_together():
     c = CASES["probe_chain_silu_mul_64x256_g132"]
     r = tileroof.analyze(c.kernel, device=dev, **c.params)
     tm = r.timing
-    _, first = model.block_chain(r.trace, r.counts, dev, tm.occupancy, tm.memory)
+    wave = memory.launch_order(r.trace)[:tm.slots]
+    first = model.block_chain(r.trace, r.counts, dev, tm.occupancy, tm.memory, wave)
     no_rt = replace(dev, dram_stream=())
-    _, first0 = model.block_chain(r.trace, r.counts, no_rt, tm.occupancy, tm.memory)
+    first0 = model.block_chain(r.trace, r.counts, no_rt, tm.occupancy, tm.memory, wave)
     assert first[0] - first0[0] == pytest.approx(model.dram_tile_round_trip(dev, 0.0), rel=1e-9)
 
 

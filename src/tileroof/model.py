@@ -343,61 +343,52 @@ def _op_compute_s(oc, dev: Device) -> float:
     return max([tc / n, cuda / n, sfu / n] + list(simt_issue_times(shim, dev).values()))
 
 
-def block_chain(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, mem):
-    """(later blocks' times, first wave's times) of a launch without a pipelined loop, or None.
+def block_chain(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, mem, wave: np.ndarray):
+    """Seconds each block of the first wave (`wave`: their indices) takes, for a launch without a
+    pipelined loop; None where the device lacks the rates.
 
     Nothing overlaps a block's phases but other blocks: each op runs after the one before it, so a
     block loads, waits for its data, computes, then stores (TileLang's T.copy to shared memory ends
-    in a barrier; element code waits on its loads before it computes).  A block's time is the sum
-    of its ops' phases plus a DRAM round trip before each group of ops that read global memory (the
-    first touch waits for its data; copies into registers issued back to back wait together) and the row
-    reductions' latency.  A phase is the slowest of its bytes, its compute and each thread's IEEE
-    division chain (a latency: co-resident blocks run theirs side by side):
-      - the first wave starts together and runs its phases in lock-step: a phase's bytes move at
-        the wave's share of DRAM (the share of reads that misses L2, and the writes) and L2 (the
-        reads that hit), its compute at the wave's share of the SMs, and each waits the whole
-        round trip;
-      - a later block runs beside resident-1 others that move data while it waits (its round trip
-        exposed 1/resident of it); its bytes move at one SM's load rate, its compute at its SM's
-        share: what the DRAM and the SMs deliver to the later blocks together is the roofline's
-        (model._timed takes the larger).
+    in a barrier; element code waits on its loads before it computes).  The first wave starts
+    together and runs its phases in lock-step, so its blocks' time is the sum of their ops' phases,
+    each the slowest of
+      - its bytes at the wave's share of DRAM (the share of reads that misses L2, and the writes)
+        and of the L2 slices (every byte), side by side;
+      - its compute at the wave's share of the SMs (_op_compute_s: FLOP units and instruction pipes);
+      - each thread's IEEE division chain (a latency: the wave's blocks run theirs side by side);
+    plus a DRAM round trip before each group of ops that read global memory (the first touch waits
+    for its data; copies into registers issued back to back wait together) and the row reductions'
+    latency.  The blocks after the first wave overlap each other's phases: model._timed gives them
+    the roofline's time for their share of the work.
     tileroof.gpu.measure's probe_chain_* cases (run 109): a one-wave copy of 32 KiB per block takes
     3.7 us of body where its bytes at the copy bandwidth take 2.1."""
     if not (dev.dram_bw and trace.ops):
         return None
     rt = dram_tile_round_trip(dev, 0.0)
-    nblocks = max(trace.num_blocks, 1)
-    slots = occ.blocks_per_sm * dev.sm_count
-    n_first = min(nblocks, slots)
-    resident = resident_blocks(trace, dev, occ)
+    n_first = len(wave)
     g_read = counts.bytes.get((GLOBAL, "read"), 0)
     f_miss = min(mem.dram_read / g_read, 1.0) if g_read else 1.0
-    r_sm = dev.tma_load_rate_per_sm
-    first = np.zeros(nblocks)
-    later = np.zeros(nblocks)
+    first = np.zeros(n_first)
     loading = False                    # the previous op read global memory (its loads are in flight)
     for rec, oc in zip(trace.ops, counts.ops):
-        share = rec.per_block / rec.executions if rec.executions else np.zeros(nblocks)
+        execs = rec.per_block[wave]
+        share = execs / rec.executions if rec.executions else np.zeros(n_first)
         rd = oc.bytes.get((GLOBAL, "read"), 0) + oc.excess.get(("global", "sector_waste"), 0)
         wr = oc.bytes.get((GLOBAL, "write"), 0) + oc.bytes.get((GLOBAL, "atomic"), 0)
-        # DRAM and the L2 slices work side by side: every byte passes the L2, the misses and the
-        # writes DRAM too
         moved = max((rd * f_miss + wr) / dev.dram_bw, (rd + wr) / dev.l2_bw if dev.l2_bw else 0.0)
-        comp = share * _op_compute_s(oc, dev)
+        comp = _op_compute_s(oc, dev)
         chain = division_chain(rec, trace, dev)
+        chain = chain[wave] if np.ndim(chain) else chain
         if rec.kind == "reduce":
-            chain = chain + dev.reduce_latency_s * rec.per_block
-        own = share * (rd + wr) / r_sm if r_sm else 0.0
-        first += np.maximum(np.maximum(share * moved * n_first, comp * n_first), chain)
-        later += np.maximum(np.maximum(own, comp * resident * dev.sm_count), chain)
+            chain = chain + dev.reduce_latency_s * execs
+        first += np.maximum(share * max(moved, comp) * n_first, chain)
         reads = rd > 0
         if reads and not loading:
-            first += np.where(rec.per_block > 0, rt, 0.0)
-            later += np.where(rec.per_block > 0, rt / resident, 0.0)
+            first += np.where(execs > 0, rt, 0.0)
         # copies into registers issue their loads and go on (the next load joins them); a copy into
         # shared memory ends in a barrier, and element code uses what it loads
         loading = bool(reads and rec.kind == "copy" and rec.attrs.get("dst_scope") in (FRAGMENT, LOCAL))
-    return later, first
+    return first
 
 
 def consumer_compute(tensor: float, other: float) -> float:
@@ -1278,16 +1269,14 @@ def _timed(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, pipe
         balanced = per_block.sum() / min(slots, nblocks) if per_block.sum() else 0.0
         imbalance = _schedule(per_block, order, slots) / balanced if balanced else 1.0
         res_body = {k: (v if k in ("dram", "l2") else v * imbalance) for k, v in res.items()}
-        chain = block_chain(trace, counts, dev, occ, mem)
-        if chain is not None:
-            # the first wave in lock-step, then the later blocks: their chains' schedule, or what
-            # the roofline gives their share of the work, whichever is longer
-            later, first = chain
-            wave0 = order[:slots]
+        wave0 = order[:slots]
+        first = block_chain(trace, counts, dev, occ, mem, wave0)
+        if first is not None:
+            # the first wave in lock-step, then the later blocks at the roofline's time for their
+            # share of the work
             rest = 1.0 - float(np.sum(per_block_share(trace)[wave0]))
             t_rest = max(res_body.values(), default=0.0) * rest
-            t_first = float(np.max(first[wave0]))
-            res_body["block chain"] = t_first + t_rest
+            res_body["block chain"] = float(np.max(first, initial=0.0)) + t_rest
             res["block chain"] = res_body["block chain"]
     bound = max(res_body, key=res_body.get) if res_body else "launch"
     if bound == "pipeline":
