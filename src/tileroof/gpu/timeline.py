@@ -366,8 +366,14 @@ CONFIGS_17 = ((1, 64, 1, 64, 32), (132, 64, 1, 64, 32), (1056, 64, 1, 64, 32), (
               (6144, 2816, 256, 256, 256))
 
 
-def copy_run(out: Path, runs: int) -> int:
-    """Timeline set 17: tl_kernels.timed_copy's per-block timers for CONFIGS_17, each run behind
+# set 18 (session 18): the one-block-per-SM load phase against the threads that issue it: 132 blocks
+# of 32 and 128 KiB at 64 ... 1024 threads, and 2 / 4 blocks per SM of 32 KiB at 128 threads
+CONFIGS_18 = tuple((12 * bm, 11 * bn, bm, bn, t) for bm, bn in ((64, 256), (256, 256)) for t in (64, 128, 256, 512, 1024)) + (
+    (24 * 64, 11 * 256, 64, 256, 128), (48 * 64, 11 * 256, 64, 256, 128))
+
+
+def copy_run(out: Path, runs: int, configs=CONFIGS_17) -> int:
+    """Timeline sets 17-18: tl_kernels.timed_copy's per-block timers for CONFIGS_17 / _18, each run behind
     the harness's flush; per config the spread of the blocks' starts (the wave's dispatch), the
     load and store phases, the span from the first start to the last end, and CUDA events around
     each run: with the same buffers every run (warm TLBs) and with a fresh buffer pair each run
@@ -379,7 +385,7 @@ def copy_run(out: Path, runs: int) -> int:
     from .tl_kernels import timed_copy
     prov = base_provenance("timeline", touch_gpu=True)
     t0 = time.time()
-    params = [dict(M=c[0], N=c[1], block_M=c[2], block_N=c[3], threads=c[4]) for c in CONFIGS_17]
+    params = [dict(M=c[0], N=c[1], block_M=c[2], block_N=c[3], threads=c[4]) for c in configs]
     kernels = [timed_copy(**p) for p in params]
     flush = flush_buffer()
     med = lambda xs: sorted(xs)[len(xs) // 2]
@@ -466,12 +472,12 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--set", type=int, default=1, choices=tuple(range(1, 18)), help="configuration set")
+    ap.add_argument("--set", type=int, default=1, choices=tuple(range(1, 19)), help="configuration set")
     a = ap.parse_args(argv)
     if a.set == 9:
         return attention_run(a.out, a.runs)
-    if a.set == 17:
-        return copy_run(a.out, a.runs)
+    if a.set in (17, 18):
+        return copy_run(a.out, a.runs, CONFIGS_17 if a.set == 17 else CONFIGS_18)
     if a.set == 15:
         return iters_run(a.out, a.runs)
     if a.set in (13, 14, 16):
