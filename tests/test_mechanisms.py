@@ -1183,7 +1183,13 @@ def test_block_chain_of_a_one_wave_copy_by_hand():
     first = model.block_chain(r.trace, r.counts, dev, tm.occupancy, tm.memory, wave)
     rt = model.dram_tile_round_trip(dev, 0.0)
     assert rt == pytest.approx(566e-9, rel=0.05)          # the profile's tile_stream (H200)
-    want = rt + 2 * 132 * 32768 / dev.dram_bw
+    # the timing flush's dirty lines the copy's 2 x 4.3 MB evict (flush_writeback), half of them in
+    # the load phase at the read-stream cost (292.5 ns per MB on the H200), half in the store phase
+    # at the write-stream cost (3 ns per MB)
+    b = 132 * 32768
+    wb = 29.49e6 * (1 - np.exp(-2 * b / dev.l2_bytes))
+    assert dev.flush_dirty_bytes == pytest.approx(29.49e6)
+    want = rt + 2 * b / dev.dram_bw + wb / 2 * 292.5e-15 + wb / 2 * 3.0e-15
     assert first == pytest.approx(np.full(132, want), rel=1e-6)
     assert tm.bound == "block chain"
     assert tm.time_s == pytest.approx(want + model.timing_floor(dev), rel=1e-6)

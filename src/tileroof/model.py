@@ -368,6 +368,15 @@ def block_chain(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy,
     n_first = len(wave)
     g_read = counts.bytes.get((GLOBAL, "read"), 0)
     f_miss = min(mem.dram_read / g_read, 1.0) if g_read else 1.0
+    # the timing flush's dirty lines that the launch's allocations evict (memory.flush_writeback), each
+    # op's share by the lines it allocates, written back at the cost per byte flushwb measured for
+    # the op's read share: into a read phase they cost more than the reads' own bytes, into a write
+    # phase nearly nothing (timeline sets 17-18: a one-wave copy's reads arrive at ~3 TB/s)
+    allocated = mem.dram_read + mem.dram_write + mem.dirty_at_end
+    wb_total = memory.flush_writeback(mem.dram_read, mem.dram_write + mem.dirty_at_end, dev.flush_dirty_bytes,
+                                      dev.l2_bytes) if dev.flush_writeback_cost else 0.0
+    if wb_total:
+        xs, ys = memory.curve_arrays(dev.flush_writeback_cost)
     first = np.zeros(n_first)
     loading = False                    # the previous op read global memory (its loads are in flight)
     for rec, oc in zip(trace.ops, counts.ops):
@@ -375,7 +384,11 @@ def block_chain(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy,
         share = execs / rec.executions if rec.executions else np.zeros(n_first)
         rd = oc.bytes.get((GLOBAL, "read"), 0) + oc.excess.get(("global", "sector_waste"), 0)
         wr = oc.bytes.get((GLOBAL, "write"), 0) + oc.bytes.get((GLOBAL, "atomic"), 0)
-        moved = max((rd * f_miss + wr) / dev.dram_bw, (rd + wr) / dev.l2_bw if dev.l2_bw else 0.0)
+        dram = rd * f_miss + wr
+        t_dram = dram / dev.dram_bw
+        if wb_total and dram and allocated:
+            t_dram += wb_total * dram / allocated * float(np.interp(rd * f_miss / dram, xs, ys))
+        moved = max(t_dram, (rd + wr) / dev.l2_bw if dev.l2_bw else 0.0)
         comp = _op_compute_s(oc, dev)
         chain = division_chain(rec, trace, dev)
         chain = chain[wave] if np.ndim(chain) else chain
