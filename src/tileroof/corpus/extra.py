@@ -948,65 +948,82 @@ def chain_probes() -> list[Case]:
 
 # Session 18: kernels without a pipelined loop at shapes and tiles the corpus lacked (one wave, a
 # few waves, other tiles and block sizes), written after the block-chain rule (model.block_chain)
-# and predicted before they ran, to check it out of sample.
-def _chain_check_cases() -> list[Case]:
-    out = []
-    tags = ("chaincheck", "extra")
+# and predicted before they ran, to check it out of sample: "chaincheck" (run 110), then
+# "chaincheck2" after the flush write-back in the chain's phases.
+CHAIN_CHECKS = {
+    "chaincheck": dict(
+        copies=((2048, 1024, 128, 128, 256), (3072, 3072, 64, 128, 128), (3072, 2048, 256, 128, 256)),
+        adds=((2048, 512, 32, "float32"), (1024, 4096, 64, "float16")), gelu=(1024, 4096), silu=(2048, 2048),
+        softmaxes=((384, 8192, "float32"), (1024, 4096, "float16")), rmsnorm=(128, 16384, 512),
+        layernorm=(1024, 2048), absmax=(512, 8192), transpose=(1024, 2048), mul=(2048, 2048)),
+    "chaincheck2": dict(
+        copies=((4096, 1024, 128, 64, 128), (1024, 1024, 256, 64, 256)),
+        adds=((1024, 4096, 32, "float32"), (2048, 2048, 128, "float16")), gelu=(2048, 4096), silu=(1024, 4096),
+        softmaxes=((768, 4096, "float32"), (256, 16384, "float16")), rmsnorm=(1024, 4096, 256),
+        layernorm=(2048, 1024), absmax=(2048, 2048), transpose=(2048, 1024), mul=(1024, 8192)),
+}
 
-    def copy(M, N, bm, bn, threads):
+
+def _chain_check_cases(prefix: str = "chaincheck") -> list[Case]:
+    spec = CHAIN_CHECKS[prefix]
+    out = []
+    tags = (prefix, "extra")
+
+    for M, N, bm, bn, threads in spec["copies"]:
         p = dict(M=M, N=N, block_M=bm, block_N=bn, threads=threads, dtype="float16")
-        out.append(Case(f"chaincheck_copy_fp16_{M}x{N}_{bm}x{bn}_t{threads}", tile_copy, p, _inputs_2d(1), _ref_copy,
+        out.append(Case(f"{prefix}_copy_fp16_{M}x{N}_{bm}x{bn}_t{threads}", tile_copy, p, _inputs_2d(1), _ref_copy,
                         _ew_expected(p, 1, flops_per_elem=0, sfu_per_elem=0), rtol=0.0,
                         tags=("copy", "float16") + tags, note=f"{cdiv(M, bm) * cdiv(N, bn)} blocks"))
-
-    copy(2048, 1024, 128, 128, 256)
-    copy(3072, 3072, 64, 128, 128)
-    copy(3072, 2048, 256, 128, 256)
-    for M, N, bm, dt in ((2048, 512, 32, "float32"), (1024, 4096, 64, "float16")):
-        p = dict(M=M, N=N, block_M=bm, block_N=256, threads=256, dtype=dt)
-        out.append(Case(f"chaincheck_ew_add_{dt}_{M}x{N}", elementwise_add, p, _inputs_2d(2), _ref_add,
+    for M, N, bm, dt in spec["adds"]:
+        p = dict(M=M, N=N, block_M=bm, block_N=256, threads=256 if dt == "float32" or bm < 128 else 128, dtype=dt)
+        out.append(Case(f"{prefix}_ew_add_{dt}_{M}x{N}", elementwise_add, p, _inputs_2d(2), _ref_add,
                         _ew_expected(p, 2, flops_per_elem=1, sfu_per_elem=0), rtol=1e-5 if dt == "float32" else 1e-3,
                         tags=("elementwise", dt) + tags, note=f"{cdiv(M, bm) * cdiv(N, 256)} blocks"))
-    p = dict(M=1024, N=4096, block_M=64, block_N=256, threads=256, dtype="float16")
-    out.append(Case("chaincheck_gelu_tanh_fp16_1024x4096", gelu_tanh, p, _inputs_2d(1), _ref_gelu,
+    M, N = spec["gelu"]
+    p = dict(M=M, N=N, block_M=64, block_N=256, threads=256, dtype="float16")
+    out.append(Case(f"{prefix}_gelu_tanh_fp16_{M}x{N}", gelu_tanh, p, _inputs_2d(1), _ref_gelu,
                     _ew_expected(p, 1, sfu_per_elem=1), rtol=2e-3, tags=("elementwise", "float16", "sfu") + tags,
-                    note="256 blocks, a tanh per element"))
-    p = dict(M=2048, N=2048, block_M=64, block_N=256, threads=256, dtype="float16")
-    out.append(Case("chaincheck_silu_mul_fp16_2048x2048", silu_mul, p, _inputs_2d(2), _ref_silu_mul,
+                    note=f"{cdiv(M, 64) * cdiv(N, 256)} blocks, a tanh per element"))
+    M, N = spec["silu"]
+    p = dict(M=M, N=N, block_M=64, block_N=256, threads=256, dtype="float16")
+    out.append(Case(f"{prefix}_silu_mul_fp16_{M}x{N}", silu_mul, p, _inputs_2d(2), _ref_silu_mul,
                     _ew_expected(p, 2, sfu_per_elem=1), rtol=2e-3, tags=("elementwise", "float16") + tags,
-                    note="256 blocks, an IEEE division per element"))
-    for M, N, dt in ((384, 8192, "float32"), (1024, 4096, "float16")):
+                    note=f"{cdiv(M, 64) * cdiv(N, 256)} blocks, an IEEE division per element"))
+    for M, N, dt in spec["softmaxes"]:
         p = dict(M=M, N=N, block_M=1, threads=256, dtype=dt)
-        out.append(Case(f"chaincheck_softmax_{dt}_{M}x{N}", softmax, p, _softmax_inputs, _softmax_ref,
+        out.append(Case(f"{prefix}_softmax_{dt}_{M}x{N}", softmax, p, _softmax_inputs, _softmax_ref,
                         _softmax_expected(p), rtol=1e-4 if dt == "float32" else 2e-3,
                         tags=("softmax", dt, "reduce") + tags, note=f"{M} rows, one per block"))
-    p = dict(M=128, N=16384, block_M=1, threads=512, eps=1e-6, dtype="bfloat16")
-    out.append(Case("chaincheck_rmsnorm_bf16_128x16384", rms_norm, p, _rms_inputs, _rms_ref_for(p["eps"]),
+    M, N, threads = spec["rmsnorm"]
+    p = dict(M=M, N=N, block_M=1, threads=threads, eps=1e-6, dtype="bfloat16")
+    out.append(Case(f"{prefix}_rmsnorm_bf16_{M}x{N}", rms_norm, p, _rms_inputs, _rms_ref_for(p["eps"]),
                     _rms_expected(p), rtol=1e-2, tags=("norm", "bfloat16", "reduce") + tags,
-                    note="128 rows of 16384, one per block"))
-    p = dict(M=1024, N=2048, block_M=4, threads=256, eps=1e-5, dtype="float16")
-    M, N, bm = p["M"], p["N"], p["block_M"]
-    out.append(Case("chaincheck_layernorm_fp16_1024x2048", layer_norm, p, _ln_inputs, _ln_ref_for(p["eps"]),
+                    note=f"{M} rows of {N}, one per block"))
+    M, N = spec["layernorm"]
+    p = dict(M=M, N=N, block_M=4, threads=256, eps=1e-5, dtype="float16")
+    bm = p["block_M"]
+    out.append(Case(f"{prefix}_layernorm_fp16_{M}x{N}", layer_norm, p, _ln_inputs, _ln_ref_for(p["eps"]),
                     Expected(global_read_bytes=M * N * 2 + cdiv(M, bm) * 2 * N * 2, global_write_bytes=M * N * 2,
                              global_atomic_bytes=0, tensor_flops=0, cuda_flops=M * N * 9 + M * 3,
                              sfu_ops=cdiv(M, bm) * bm, unique_bytes=(2 * M * N + 2 * N) * 2),
-                    rtol=2e-3, tags=("norm", "float16", "reduce") + tags, note="256 blocks of 4 rows"))
-    p = dict(M=512, N=8192, block_M=2, threads=256, dtype="bfloat16")
-    out.append(Case("chaincheck_row_absmax_bf16_512x8192", row_absmax, p, _absmax_inputs, _ref_absmax,
-                    _reduce_expected(p["M"] * p["N"], 2, p["M"], 4), rtol=0.0,
-                    tags=("reduce", "bfloat16", "absmax") + tags, note="256 blocks, read-only 8 MB"))
-    p = dict(M=1024, N=2048, block_M=128, block_N=128, threads=256, dtype="float16")
-    M, N = p["M"], p["N"]
-    out.append(Case("chaincheck_transpose_fp16_1024x2048", transpose_op, p, _transpose_inputs, _transpose_ref,
+                    rtol=2e-3, tags=("norm", "float16", "reduce") + tags, note=f"{cdiv(M, bm)} blocks of 4 rows"))
+    M, N = spec["absmax"]
+    p = dict(M=M, N=N, block_M=2, threads=256, dtype="bfloat16")
+    out.append(Case(f"{prefix}_row_absmax_bf16_{M}x{N}", row_absmax, p, _absmax_inputs, _ref_absmax,
+                    _reduce_expected(M * N, 2, M, 4), rtol=0.0,
+                    tags=("reduce", "bfloat16", "absmax") + tags, note=f"{M // 2} blocks, read-only"))
+    M, N = spec["transpose"]
+    p = dict(M=M, N=N, block_M=128, block_N=128, threads=256, dtype="float16")
+    out.append(Case(f"{prefix}_transpose_fp16_{M}x{N}", transpose_op, p, _transpose_inputs, _transpose_ref,
                     Expected(global_read_bytes=M * N * 2, global_write_bytes=M * N * 2, global_atomic_bytes=0,
                              tensor_flops=0, cuda_flops=0, sfu_ops=0, unique_bytes=2 * M * N * 2),
-                    rtol=0.0, tags=("transpose", "float16") + tags, note="128 blocks of 128x128"))
-    p = dict(M=2048, N=2048, block_M=64, block_N=256, threads=256, dtype="bfloat16")
-    M, N = p["M"], p["N"]
-    out.append(Case("chaincheck_ew_mul_bf16_2048x2048", elementwise_mul, p, _mul_inputs, _mul_ref,
+                    rtol=0.0, tags=("transpose", "float16") + tags, note=f"{cdiv(M, 128) * cdiv(N, 128)} blocks of 128x128"))
+    M, N = spec["mul"]
+    p = dict(M=M, N=N, block_M=64, block_N=256, threads=256, dtype="bfloat16")
+    out.append(Case(f"{prefix}_ew_mul_bf16_{M}x{N}", elementwise_mul, p, _mul_inputs, _mul_ref,
                     Expected(global_read_bytes=2 * M * N * 2, global_write_bytes=M * N * 2, global_atomic_bytes=0,
                              tensor_flops=0, cuda_flops=M * N, sfu_ops=0, unique_bytes=3 * M * N * 2),
-                    rtol=5e-3, tags=("elementwise", "bfloat16") + tags, note="256 blocks"))
+                    rtol=5e-3, tags=("elementwise", "bfloat16") + tags, note=f"{cdiv(M, 64) * cdiv(N, 256)} blocks"))
     return out
 
 
@@ -1386,7 +1403,8 @@ def cases() -> list[Case]:
             + _size_cases() + _short_cases() + _stage_cases() + _conv_cases() + _conv_check_cases()
             + _epilogue_cases() + _fp32_store_cases() + _clock_cases() + _nows_cases() + masked_probes()
             + _spill_cases() + _stagger_check_cases() + _wave_split_probes() + _apart_check_cases()
-            + _occupancy_check_cases() + _tiny_cases() + chain_probes() + _chain_check_cases())
+            + _occupancy_check_cases() + _tiny_cases() + chain_probes() + _chain_check_cases()
+            + _chain_check_cases("chaincheck2"))
 
 
 # ----------------------------------------------------------------------------- sweeps
