@@ -1171,16 +1171,22 @@ def test_staggered_sharers_stay_apart_only_where_the_sm_sets_the_pace():
     assert not any("keep those gaps" in a for a in r.timing.assumptions)
 
 
+def _first_wave_chain(name, dev):
+    """(analysis, the block chain's first-wave times) of a corpus case on `dev`."""
+    c = CASES[name]
+    r = tileroof.analyze(c.kernel, device=dev, **c.params)
+    tm = r.timing
+    wave = memory.launch_order(r.trace)[:tm.slots]
+    return r, model.block_chain(r.trace, r.counts, dev, tm.occupancy, tm.memory, wave)
+
+
 def test_block_chain_of_a_one_wave_copy_by_hand():
     # 132 blocks, one a SM: each loads 32 KiB into shared memory (a DRAM round trip, then the wave's
     # 132 x 32 KiB at the DRAM bandwidth), then stores it (the same bytes again); nothing after the
     # first wave, so the launch's chain is the first wave's
     dev = devices.load("h200")
-    c = CASES["probe_chain_copy_64x256_g132"]
-    r = tileroof.analyze(c.kernel, device=dev, **c.params)
+    r, first = _first_wave_chain("probe_chain_copy_64x256_g132", dev)
     tm = r.timing
-    wave = memory.launch_order(r.trace)[:tm.slots]
-    first = model.block_chain(r.trace, r.counts, dev, tm.occupancy, tm.memory, wave)
     rt = model.dram_tile_round_trip(dev, 0.0)
     assert rt == pytest.approx(566e-9, rel=0.05)          # the profile's tile_stream (H200)
     # the timing flush's dirty lines the copy's 2 x 4.3 MB evict (flush_writeback), half of them in
@@ -1199,11 +1205,8 @@ def test_block_chain_after_the_first_wave_is_the_roofline_share():
     # 1584 blocks of the same copy: the first wave's chain, then the rest of the bytes at the
     # roofline's DRAM time (the launch is one kind of block: the rest is 1 - slots / blocks of it)
     dev = devices.load("h200")
-    c = CASES["probe_chain_copy_64x256_g1584"]
-    r = tileroof.analyze(c.kernel, device=dev, **c.params)
+    r, first = _first_wave_chain("probe_chain_copy_64x256_g1584", dev)
     tm = r.timing
-    wave = memory.launch_order(r.trace)[:tm.slots]
-    first = model.block_chain(r.trace, r.counts, dev, tm.occupancy, tm.memory, wave)
     rest = 1.0 - tm.slots / 1584
     roof = max(v for k, v in tm.resource_s.items() if k != "block chain")
     assert tm.resource_s["block chain"] == pytest.approx(first.max() + rest * roof, rel=1e-9)
@@ -1213,13 +1216,8 @@ def test_block_chain_loads_into_registers_wait_together():
     # SiLU-mul copies G and U into fragments back to back: one round trip for both; the copy of a
     # tile into shared memory ends in a barrier, so two such copies would wait twice
     dev = devices.load("h200")
-    c = CASES["probe_chain_silu_mul_64x256_g132"]
-    r = tileroof.analyze(c.kernel, device=dev, **c.params)
-    tm = r.timing
-    wave = memory.launch_order(r.trace)[:tm.slots]
-    first = model.block_chain(r.trace, r.counts, dev, tm.occupancy, tm.memory, wave)
-    no_rt = replace(dev, dram_stream=())
-    first0 = model.block_chain(r.trace, r.counts, no_rt, tm.occupancy, tm.memory, wave)
+    _, first = _first_wave_chain("probe_chain_silu_mul_64x256_g132", dev)
+    _, first0 = _first_wave_chain("probe_chain_silu_mul_64x256_g132", replace(dev, dram_stream=()))
     assert first[0] - first0[0] == pytest.approx(model.dram_tile_round_trip(dev, 0.0), rel=1e-9)
 
 
