@@ -354,7 +354,8 @@ def block_chain(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy,
     each the slowest of
       - its bytes at the wave's share of DRAM (the share of reads that misses L2, and the writes)
         and of the L2 slices (every byte), side by side;
-      - its compute at the wave's share of the SMs (_op_compute_s: FLOP units and instruction pipes);
+      - its compute at the wave's share of the SMs (_op_compute_s: FLOP units and instruction pipes;
+        its shared-memory bytes and bank-conflict replays on the shared pipes);
       - each thread's IEEE division chain (a latency: the wave's blocks run theirs side by side);
     plus a DRAM round trip before each group of ops that read global memory (the first touch waits
     for its data; copies into registers issued back to back wait together) and the row reductions'
@@ -390,6 +391,10 @@ def block_chain(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy,
             t_dram += wb_total * dram / allocated * float(np.interp(rd * f_miss / dram, xs, ys))
         moved = max(t_dram, (rd + wr) / dev.l2_bw if dev.l2_bw else 0.0)
         comp = _op_compute_s(oc, dev)
+        if dev.shared_bw and not occ.warp_specialized:
+            # the op's shared-memory traffic, bank-conflict replays included, on the SMs' shared pipes
+            shared = sum(v for (lv, _d), v in oc.bytes.items() if lv == SHARED) + oc.excess.get(("shared", "conflict"), 0)
+            comp = max(comp, shared / dev.shared_bw)
         chain = division_chain(rec, trace, dev)
         chain = chain[wave] if np.ndim(chain) else chain
         if rec.kind == "reduce":
