@@ -1083,6 +1083,13 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
             f"{timed[4]['shared_hops_per_iteration']:g} gemm operand(s) an iteration staged through shared memory by "
             f"the iteration's own ops: each gemm waits {dev.gemm_hop_cycles:.0f} cycles for the store and the barrier "
             "(tileroof.gpu.gemm_pipe --chain)")
+    if timed[1] == "block chain":
+        assumptions.append(
+            f"no pipelined loop: each block loads, waits, computes and stores one op after another, and the "
+            f"first wave's {min(nblocks, slots)} blocks start together and run those phases in lock-step (a DRAM "
+            f"round trip before each group of loads, each phase at the wave's share of DRAM, L2 and the SMs, with "
+            f"its share of the timing flush's write-back); the blocks after it at the roofline: "
+            f"{timed[2]['block chain'] * 1e6:.2f} us (tileroof.gpu.measure's probe_chain_* cases, timeline sets 17-18)")
     if any(np.any(division_chain(rec, trace, dev)) for rec in trace.ops):
         if dev.division_latency_s:
             assumptions.append(
