@@ -9,7 +9,6 @@ as the measure worker compiles them (tilelang.compile of get_tir), and timeline 
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import time
 from pathlib import Path
@@ -26,7 +25,6 @@ def main(argv=None) -> int:
     import tilelang
     import torch
     import triton
-    import triton.language as tl
 
     from tileroof.corpus import CASES as ALL
     from tileroof.gpu.provenance import base_provenance, write_record

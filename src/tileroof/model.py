@@ -375,9 +375,7 @@ def block_chain(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy,
     # phase nearly nothing (timeline sets 17-18: a one-wave copy's reads arrive at ~3 TB/s)
     allocated = mem.dram_read + mem.dram_write + mem.dirty_at_end
     wb_total = memory.flush_writeback(mem.dram_read, mem.dram_write + mem.dirty_at_end, dev.flush_dirty_bytes,
-                                      dev.l2_bytes) if dev.flush_writeback_cost else 0.0
-    if wb_total:
-        xs, ys = memory.curve_arrays(dev.flush_writeback_cost)
+                                      dev.l2_bytes)
     first = np.zeros(n_first)
     loading = False                    # the previous op read global memory (its loads are in flight)
     for rec, oc in zip(trace.ops, counts.ops):
@@ -388,7 +386,7 @@ def block_chain(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy,
         dram = rd * f_miss + wr
         t_dram = dram / dev.dram_bw
         if wb_total and dram and allocated:
-            t_dram += wb_total * dram / allocated * float(np.interp(rd * f_miss / dram, xs, ys))
+            t_dram += wb_total * dram / allocated * writeback_cost_per_byte(dev, rd * f_miss / dram)
         moved = max(t_dram, (rd + wr) / dev.l2_bw if dev.l2_bw else 0.0)
         comp = _op_compute_s(oc, dev)
         if dev.shared_bw and not occ.warp_specialized:
@@ -1182,10 +1180,18 @@ def dram_time(dram_read: float, dram_write: float, dev: Device, dirty_at_end: fl
         return 0.0, 0.0
     t = total / dev.dram_bw
     wb = memory.flush_writeback(dram_read, dram_write + dirty_at_end, dev.flush_dirty_bytes, dev.l2_bytes)
-    if wb and dev.flush_writeback_cost:
-        xs, ys = memory.curve_arrays(dev.flush_writeback_cost)
-        t += wb * float(np.interp(float(dram_read) / total, xs, ys))
+    if wb:
+        t += wb * writeback_cost_per_byte(dev, float(dram_read) / total)
     return t, wb
+
+
+def writeback_cost_per_byte(dev: Device, read_share: float) -> float:
+    """Seconds a byte of the timing flush's write-back costs the traffic it lands in, by that
+    traffic's read share (tileroof.gpu.flushwb's measured table; 0 without it)."""
+    if not dev.flush_writeback_cost:
+        return 0.0
+    xs, ys = memory.curve_arrays(dev.flush_writeback_cost)
+    return float(np.interp(read_share, xs, ys))
 
 
 def simt_issue_times(counts: Counts, dev: Device) -> dict:
