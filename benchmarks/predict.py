@@ -45,6 +45,27 @@ def _without_block_chain():
     return patched(model, "block_chain", lambda *a, **k: None)
 
 
+def _without_refill_law():
+    """Warp-specialised pipelines at latency / (stages - 1) with session 18's fitted 600 ns, as
+    before session 19 (the refill law and its refit 650 ns)."""
+    import contextlib
+    import dataclasses
+
+    from tileroof import devices, model
+
+    @contextlib.contextmanager
+    def both():
+        load = devices.load
+
+        def old_load(*a, **k):
+            d = load(*a, **k)       # (a cached, shared Device: replaced, not changed)
+            return dataclasses.replace(d, fitted={**d.fitted, "load_latency_s": 600e-9})
+        with patched(model, "ws_refill_period", lambda latency, hold, stages: latency / (stages - 1)), \
+                patched(devices, "load", old_load):
+            yield
+    return both()
+
+
 def check(path: str) -> int:
     """Score a predictions file (as written, before the run) against the recorded measurements."""
     import statistics
@@ -102,7 +123,7 @@ def main(argv=None) -> int:
         for key, without in (("flush_writeback", _without_flush_writeback), ("timing_floor", _without_timing_floor),
                              ("store_requests", _without_store_requests),
                              ("tensor_boost_clock", _without_tensor_boost_clock),
-                             ("block_chain", _without_block_chain)):
+                             ("block_chain", _without_block_chain), ("refill_law", _without_refill_law)):
             with without():
                 out["cases"][n][f"predicted_s_without_{key}"] = tileroof.analyze(
                     c.kernel, device=a.device, taken=c.taken or None, **c.params).estimated_time

@@ -424,6 +424,15 @@ def buffer_hold(t_compute: float, t_tensor: float, gemms: int) -> float:
     return t_compute if gemms == 1 else t_tensor / gemms
 
 
+def ws_refill_period(latency: float, hold: float, stages: int) -> float:
+    """The shortest iteration a warp-specialised pipeline's tile loads allow: the producer refills
+    a stage only once the consumers have released it, after the gemm that reads it, so S stages
+    cover one tile latency plus the time a stage is held ((latency + hold) / S; the one-stage rule
+    with S = 1).  Timeline set 15 (run 92): the two-stage 128x128x32 GEMM's iterations alternate
+    530 / 360 ns, a pair of 890 ns = one iteration's compute plus a ~640 ns tile latency."""
+    return (latency + hold) / stages
+
+
 def wgmma_shape_factor(rec, dev: Device) -> float:
     """How much longer a gemm's tensor work takes than its FLOPs at the tensor rate because its
     wgmma instructions are narrow: an m64nNk16 with N below dev.wgmma_min_n takes as long as one
@@ -839,7 +848,12 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
             # nothing in the loop loads from global memory (register shuffles of a Hadamard
             # transform): no tile to wait for, the loop is its work
             t_latency = 0.0
+        elif stages > 1 and occ.warp_specialized:
+            t_latency = ws_refill_period(latency, buffer_hold(t_compute, t_tc_iter, groups), stages)
         elif stages > 1:
+            # cp.async without a producer (lowered CUDA of the grouped GEMM: at the top of trip k
+            # the threads load tile k + S - 1 into the stage trip k - 1 freed, then wait for tile
+            # k): S - 1 loads are in flight while a trip computes
             t_latency = latency / (stages - 1)
         else:
             # one buffer per operand: the next tile of an operand loads once its consumer is done, so

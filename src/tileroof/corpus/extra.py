@@ -1027,6 +1027,47 @@ def _chain_check_cases(prefix: str = "chaincheck") -> list[Case]:
     return out
 
 
+# Written in session 19 after the warp-specialised pipeline's refill law ((latency + the time a stage
+# is held) / stages, model.pipeline_at_clock) replaced latency / (stages - 1), predicted under both
+# before they ran: WS GEMMs at 2-3 stages and one-warpgroup flash attention with small K/V tiles on
+# shapes the record does not have.
+STAGE_CHECKS_GEMM = [  # (M, N, K, block_M, block_N, block_K, stages, threads, dtype, swizzle)
+    (6144, 6144, 4096, 128, 128, 32, 2, 128, "float16", True),
+    (6144, 6144, 4096, 128, 128, 64, 2, 128, "float16", True),
+    (6144, 6144, 4096, 128, 256, 32, 2, 256, "float16", True),
+    (6144, 6144, 4096, 64, 128, 64, 2, 128, "float16", True),
+    (6144, 6144, 4096, 128, 128, 32, 3, 128, "float16", True),
+    (6144, 6144, 4096, 256, 128, 32, 2, 256, "float16", True),
+    (4096, 12288, 3072, 128, 128, 32, 2, 128, "bfloat16", True),
+    (4096, 12288, 3072, 64, 256, 32, 2, 128, "bfloat16", True),
+    (8192, 4096, 2048, 128, 64, 64, 2, 128, "float16", False),
+]
+STAGE_CHECKS_FA = [  # (batch, heads, seq_len, dim, causal, block_M, block_N, stages, threads)
+    (2, 16, 4096, 128, False, 64, 32, 2, 128),
+    (4, 16, 2048, 64, False, 64, 32, 2, 128),
+    (2, 16, 4096, 128, False, 64, 64, 2, 128),
+    (1, 32, 4096, 128, False, 128, 32, 2, 256),
+    (2, 16, 4096, 128, True, 64, 32, 2, 128),
+    (2, 16, 4096, 128, False, 64, 32, 1, 128),
+    (4, 16, 2048, 64, False, 64, 64, 1, 128),
+]
+
+
+def _stage_check_cases() -> list[Case]:
+    out = []
+    for M, N, K, bm, bn, bk, s, t, dt, sw in STAGE_CHECKS_GEMM:
+        tag = "fp16" if dt == "float16" else "bf16"
+        out.append(_mm_case(f"stagecheck_gemm_{tag}_{M}x{N}x{K}_bm{bm}_bn{bn}_bk{bk}_s{s}_t{t}_sw{int(sw)}",
+                            _mm_params(M, N, K, bm, bn, bk, s, t, dt, dt, swizzle=sw),
+                            rtol=1e-2 if dt == "float16" else 2e-2, tags=("stagecheck",),
+                            note="warp-specialised pipeline at 2-3 stages (session 19 refill law)"))
+    for b, h, S, d, causal, bm, bn, s, t in STAGE_CHECKS_FA:
+        out.append(_fa_case(f"stagecheck_fa{'_causal' if causal else ''}_fp16_b{b}_h{h}_s{S}_d{d}_bm{bm}_bn{bn}_s{s}_t{t}",
+                            _fa_params(b, h, S, d, causal, bm, bn, s, t),
+                            note="one- or two-warpgroup attention, small K/V tiles (session 19 refill law)"))
+    return out
+
+
 # Written in session 6 after unannotated copy loops became one-stage pipelines (walk._serial_pipeline),
 # predicted before they ran: GEMMs with num_stages = 0 (no pipelining, no warp specialisation; several
 # blocks per SM) and 1.
@@ -1404,7 +1445,7 @@ def cases() -> list[Case]:
             + _epilogue_cases() + _fp32_store_cases() + _clock_cases() + _nows_cases() + masked_probes()
             + _spill_cases() + _stagger_check_cases() + _wave_split_probes() + _apart_check_cases()
             + _occupancy_check_cases() + _tiny_cases() + chain_probes() + _chain_check_cases()
-            + _chain_check_cases("chaincheck2"))
+            + _chain_check_cases("chaincheck2") + _stage_check_cases())
 
 
 # ----------------------------------------------------------------------------- sweeps
