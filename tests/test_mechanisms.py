@@ -510,6 +510,29 @@ def test_gemm_iteration_law_by_hand(threads, cycles):
     assert r.timing.pipeline["terms_s"]["compute"] == pytest.approx(cycles / r.timing.sm_clock_hz + ov, rel=1e-6)
 
 
+def test_refill_law_by_hand():
+    """A warp-specialised loop's producer refills a stage only after the gemm that read it: S stages
+    cover the tile latency plus the stage's hold, (L + hold) / S; a cp.async loop without a producer
+    loads tile k + S - 1 at the top of trip k, L / (S - 1).  A 128x128x32 fp16 GEMM at one warpgroup
+    on an L2-resident problem (no DRAM-streamed share): the latency term is (L + compute) / 2 at two
+    stages, (L + compute) / 3 at three."""
+    from tests.kernels import gemm
+    assert model.ws_refill_period(650e-9, 250e-9, 2) == pytest.approx(450e-9)
+    assert model.ws_refill_period(650e-9, 250e-9, 1) == pytest.approx(900e-9)
+    dev = replace(devices.load("h200"), dram_stream=())    # (no DRAM-streamed share to mix in)
+    L = dev.fitted["load_latency_s"]
+    for stages in (2, 3):
+        r = tileroof.analyze(gemm, device=dev, M=1024, N=1024, K=1024, bm=128, bn=128, bk=32, stages=stages,
+                             threads=128)
+        assert r.timing.occupancy.warp_specialized
+        terms = r.timing.pipeline["terms_s"]
+        assert terms["latency"] == pytest.approx((L + terms["compute"]) / stages, rel=1e-6)
+    case = CASES["gemm_nows_fp16_1024x1024x8192_bm128_bn128_bk64_s2_t256"]       # cp.async, two stages
+    r = tileroof.analyze(case.kernel, device=dev, **case.params)
+    assert not r.timing.occupancy.warp_specialized
+    assert r.timing.pipeline["terms_s"]["latency"] == pytest.approx(L / (2 - 1), rel=1e-6)
+
+
 def test_second_gemm_cost_by_hand():
     """model.gemm_fixed_cycles: one gemm pays gemm_pipe's cost; each further gemm what attn_pipe
     measured a second one to add -- one warpgroup 197.7 + 118.8 = 316.5 cycles for attention's
