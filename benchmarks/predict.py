@@ -66,6 +66,12 @@ def _without_refill_law():
     return both()
 
 
+def _without_taken_sharing():
+    """Ops under a --taken branch at their share of every tile, sharers or not, as before session 19."""
+    from tileroof import memory
+    return patched(memory, "taken_sharing", lambda rec, by_pair, head, keys, grid, b: (b, __import__("numpy").ones(b.size), None))
+
+
 def check(path: str) -> int:
     """Score a predictions file (as written, before the run) against the recorded measurements."""
     import statistics
@@ -123,10 +129,12 @@ def main(argv=None) -> int:
         for key, without in (("flush_writeback", _without_flush_writeback), ("timing_floor", _without_timing_floor),
                              ("store_requests", _without_store_requests),
                              ("tensor_boost_clock", _without_tensor_boost_clock),
-                             ("block_chain", _without_block_chain), ("refill_law", _without_refill_law)):
+                             ("block_chain", _without_block_chain), ("refill_law", _without_refill_law),
+                             ("taken_sharing", _without_taken_sharing)):
             with without():
-                out["cases"][n][f"predicted_s_without_{key}"] = tileroof.analyze(
-                    c.kernel, device=a.device, taken=c.taken or None, **c.params).estimated_time
+                rw = tileroof.analyze(c.kernel, device=a.device, taken=c.taken or None, **c.params)
+                out["cases"][n][f"predicted_s_without_{key}"] = rw.estimated_time
+                out["cases"][n][f"predicted_dram_bytes_without_{key}"] = rw.dram_bytes
     with open(a.out, "w") as f:
         json.dump(out, f, indent=1)
     print(f"{len(names)} predictions -> {a.out}")

@@ -362,6 +362,60 @@ class _Distinct:
     per_block_bytes: np.ndarray
 
 
+def independent_takers(by_pair, head, axes: tuple, grid_shape: tuple, share: float) -> np.ndarray:
+    """Per (wave, tile) group of sharers of an op under a branch on run-time data that holds
+    `share` of the time (a block-sparse mask, --taken): how many times the share its group's
+    first block's bytes carry the tile is fetched.  Blocks that differ on the grid axes the
+    condition reads (`axes`: 0 z, 1 y, 2 x) decide apart: a tile that n of them may take is read
+    when any one does, 1 - (1 - share)^n of the time (taken as independent), not `share`; blocks
+    equal on those axes (a GEMM row's blocks, one mask row) decide together.  A block-sparse GEMM
+    whose mask is indexed by the row tile: its A tiles stay at `share`, its B tiles, shared by the
+    rows of a wave, rise toward 1."""
+    gz, gy, gx = grid_shape
+    coords = np.unravel_index(by_pair, (gz, gy, gx))
+    key = np.zeros(by_pair.size, dtype=np.int64)
+    for a in axes:
+        key = key * (gz, gy, gx)[a] + coords[a]
+    group = np.cumsum(head) - 1
+    span = int(key.max()) + 1 if key.size else 1
+    distinct = np.unique(group * span + key) // span
+    n = np.bincount(distinct, minlength=int(group[-1]) + 1 if group.size else 0).astype(np.float64)
+    return (1.0 - (1.0 - share) ** n) / share
+
+
+def taken_sharing(rec, by_pair, head, keys, grid_shape: tuple, bytes_of_pair):
+    """A read op under a branch on run-time data that holds a given share of the time (--taken):
+    its (wave, tile) groups' bytes when any of a group's independent deciders fetches the tile
+    (independent_takers), the share of each group's bytes an earlier wave's fetch of the tile
+    holds (1 where the tile's readers decide alike, decides_alike; else its fetched share), and the
+    share of the footprint some reader takes (None: the whole footprint).  Other ops: unchanged."""
+    held = np.ones(bytes_of_pair.size)
+    share, axes = rec.attrs.get("taken_share"), rec.attrs.get("taken_axes")
+    if share is None or not 0.0 < share < 1.0 or axes is None or not bytes_of_pair.sum():
+        return bytes_of_pair, held, None
+    f = independent_takers(by_pair, head, axes, grid_shape, share)
+    fetched = float((bytes_of_pair * f).sum() / (bytes_of_pair.sum() / share))
+    if not decides_alike(keys, axes, grid_shape):
+        held = f * share
+    return bytes_of_pair * f, held, fetched
+
+
+def decides_alike(keys, axes: tuple, grid_shape: tuple) -> bool:
+    """Whether every block that reads a tile decides the branch as every other reader of that tile
+    does, in any wave: all the tile's readers are equal on the condition's grid axes (the A tiles
+    of a block-sparse GEMM whose mask is indexed by the row tile).  Then a tile fetched in one wave
+    is the one a later wave's reader takes; otherwise a later wave's readers take a different share
+    of it (memory.estimates: its L2 hits scale by the share of it fetched before)."""
+    gz, gy, gx = grid_shape
+    coords = np.unravel_index(np.arange(keys.size), (gz, gy, gx))
+    dkey = np.zeros(keys.size, dtype=np.int64)
+    for a in axes:
+        dkey = dkey * (gz, gy, gx)[a] + coords[a]
+    span = int(dkey.max()) + 1 if dkey.size else 1
+    pairs = np.unique(keys.astype(np.int64) * span + dkey)
+    return np.unique(pairs // span).size == pairs.size
+
+
 def _sharers(pair, size: int, order):
     """The blocks grouped by the (wave, tile) they read: (block ids by pair, then launch
     position; their pairs; whether each starts its group).  pair: each block's wave x tiles +
@@ -501,9 +555,10 @@ def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: in
         uniq, first = grouped[starts], np.minimum.reduceat(by_pair, starts)
         w_of_pair = uniq // nkeys
         bytes_of_pair = per_block_bytes[first]
+        bytes_of_pair, held, fetched = taken_sharing(rec, by_pair, head, keys, (gz, gy, gx), bytes_of_pair)
         np.add.at(working_set, w_of_pair, bytes_of_pair)
         tiled.append((rec, op, nbytes, (uniq % nkeys, w_of_pair, bytes_of_pair, keys, per_block_bytes,
-                                        issued_per_block, nkeys, by_pair, head)))
+                                        issued_per_block, nkeys, by_pair, head, held, fetched)))
     cum = np.concatenate([[0.0], np.cumsum(working_set)])
 
     # reuse distances at wave granularity: the distinct bytes of waves w'+1..w are their summed
@@ -516,10 +571,13 @@ def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: in
             continue
         key, wave, b = pairs[:3]
         order_kw = _stable_order(key * waves + wave, pairs[6] * waves)      # by tile, then wave
-        key, wave, b = key[order_kw], wave[order_kw], b[order_kw]
+        key, wave, b, held = key[order_kw], wave[order_kw], b[order_kw], pairs[9][order_kw]
         # the wave of the tile's previous use (-1: its first)
-        prev = np.where(np.concatenate(([False], key[1:] == key[:-1])), np.concatenate(([-1], wave[:-1])), -1)
-        uses.append((prev, wave, b))
+        first_use = ~np.concatenate(([False], key[1:] == key[:-1]))
+        prev = np.where(~first_use, np.concatenate(([-1], wave[:-1])), -1)
+        # the share of this use's bytes the previous use fetched (1 but under a data branch)
+        held_prev = np.where(~first_use, np.concatenate(([1.0], held[:-1])), 1.0)
+        uses.append((prev, wave, b, held_prev))
     retouch = None
     if waves <= MAX_EXACT_WAVES:
         m = np.zeros((waves + 1, waves))
@@ -545,16 +603,19 @@ def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: in
         else:
             # LRU at wave granularity: a tile used again in wave w after wave w' hits in L2 when the
             # distinct bytes touched by waves w'+1..w fit in the cache
-            prev, wave, b = use
+            prev, wave, b, held_prev = use
             after = np.maximum(prev, 0) + 1
             reuse = cum[wave + 1] - cum[after]
             if retouch is not None:
                 reuse = reuse - retouch[after, wave]
-            p_hit = reuse_hit_share(reuse, capacity, hit_curve)
+            p_hit = reuse_hit_share(reuse, capacity, hit_curve) * held_prev
             p_hit = np.where(prev >= 0, p_hit, 0.0)
             d = float((b * (1.0 - p_hit)).sum())
             note = f"{p_hit.sum():.0f} of {p_hit.size} (tile, wave) uses hit in L2"
-        in_step.append((d, note, min(unique, nbytes)))
+        floor = min(unique, nbytes)
+        if pairs is not None and not isinstance(pairs, _Distinct) and pairs[10] is not None:
+            floor = min(unique * pairs[10], nbytes)    # the share of the footprint some reader takes
+        in_step.append((d, note, floor))
     written_storage: dict = {}
     for op, nbytes in writes:
         storage = trace.storage_of(op.buffer)

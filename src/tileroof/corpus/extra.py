@@ -1445,7 +1445,7 @@ def cases() -> list[Case]:
             + _epilogue_cases() + _fp32_store_cases() + _clock_cases() + _nows_cases() + masked_probes()
             + _spill_cases() + _stagger_check_cases() + _wave_split_probes() + _apart_check_cases()
             + _occupancy_check_cases() + _tiny_cases() + chain_probes() + _chain_check_cases()
-            + _chain_check_cases("chaincheck2") + _stage_check_cases())
+            + _chain_check_cases("chaincheck2") + _stage_check_cases() + _sparse_check_cases())
 
 
 # ----------------------------------------------------------------------------- sweeps
@@ -1768,6 +1768,59 @@ def _masked_case(M, N, K, d, bm=128, bn=128, bk=64, s=3, t=256) -> Case:
         rtol=1e-2, tags=("gemm", "block-sparse", "data-dependent", "probe", "float16"),
         note=f"tileroof's block-sparse GEMM, {d}/8 of the k-tiles kept, told the density (--taken Mask)",
         taken={"Mask": kept / (nby * nk)})
+
+
+def _random_mask(p) -> list:
+    """A seeded random block mask: each (row tile, k-tile) kept with probability density / 8,
+    independently (as upstream's block-sparse GEMM example draws its mask)."""
+    import numpy as np
+
+    mi, mk = p["M"] // p["block_M"], p["K"] // p["block_K"]
+    rng = np.random.default_rng(1000 * p["density"] + mi + mk)
+    return (rng.random((mi, mk)) < p["density"] / 8).astype(int).tolist()
+
+
+def _random_masked_inputs(p, device):
+    import torch
+
+    g = generator(device, 0)
+    mask = torch.tensor(_random_mask(p), dtype=torch.int8, device=device)
+    return [randn((p["M"], p["K"]), "float16", device, g), randn((p["K"], p["N"]), "float16", device, g),
+            mask, nan_out((p["M"], p["N"]), "float16", device)]
+
+
+# Written in session 19 after the taken-sharing rule (memory.taken_sharing: a tile that blocks
+# deciding apart may take is fetched when any of them does), predicted with and without it before
+# they ran: tileroof's block-sparse GEMM with random masks (upstream's kind), densities 1/8 .. 6/8.
+SPARSE_CHECKS = [  # (M, N, K, block_M, block_N, block_K, stages, threads, density / 8)
+    (4096, 4096, 8192, 128, 128, 64, 3, 256, 1),
+    (4096, 4096, 8192, 128, 128, 64, 3, 256, 3),
+    (4096, 4096, 8192, 128, 128, 64, 3, 256, 6),
+    (8192, 8192, 4096, 128, 256, 64, 3, 256, 2),
+    (4096, 8192, 8192, 128, 128, 64, 3, 256, 2),
+    (6144, 6144, 8192, 128, 128, 64, 3, 256, 4),
+]
+
+
+def _sparse_check_cases() -> list[Case]:
+    out = []
+    for M, N, K, bm, bn, bk, s, t, d in SPARSE_CHECKS:
+        p = dict(M=M, N=N, K=K, block_M=bm, block_N=bn, block_K=bk, num_stages=s, threads=t, density=d)
+        mask = _random_mask(p)
+        kept = sum(map(sum, mask))
+        nbx, nby, nk = N // bn, M // bm, K // bk
+        out.append(Case(
+            name=f"sparsecheck_bsgemm_m{M}_n{N}_k{K}_bm{bm}_bn{bn}_bk{bk}_s{s}_t{t}_r{d}", kernel=masked_gemm,
+            params=p, make_inputs=_random_masked_inputs, reference=_masked_ref,
+            expected=Expected(tensor_flops=kept * nbx * 2 * bm * bn * bk, cuda_flops=0,
+                              global_read_bytes=kept * nbx * (bm * bk + bk * bn) * 2, global_write_bytes=M * N * 2,
+                              # (the footprint is the whole of A, B and C: tileroof's, not the mask's)
+                              unique_bytes=(M * K + K * N + M * N) * 2),
+            rtol=1e-2, tags=("gemm", "block-sparse", "data-dependent", "sparsecheck", "float16"),
+            note=f"tileroof's block-sparse GEMM, a random mask keeping {kept} of {nby * nk} k-tiles "
+                 f"(~{d}/8), told the density (--taken Mask)",
+            taken={"Mask": kept / (nby * nk)}))
+    return out
 
 
 def masked_probes() -> list[Case]:

@@ -174,6 +174,9 @@ class Walker:
         self.taken_used: set[str] = set()
         self._taken_share = 1.0        # share the last data branch's --taken values give (visit_IfThenElse)
         self._data_branch_depth = 0    # inside a branch on run-time data (its records get attrs data_branch)
+        # the innermost such branch with a --taken share: (share, the grid axes its condition reads,
+        # None when it also reads a thread index or something unknown)
+        self._data_branch_share: tuple | None = None
         self._reads_data = False       # the condition _restrict just read reads run-time data
         self.pipeline_all_trips = None  # the T.Pipelined loop's trips, taken by a data branch or not
         self._serial_loops: list[int] = []   # ids of the sequential loops around the current statement
@@ -709,12 +712,19 @@ class Walker:
         if share != 1.0 and trips is not None:
             self.pipeline_trips = trips * share
         self._data_branch_depth += data
+        saved_share = self._data_branch_share
+        if data and share != 1.0:
+            axes = self.ev.grid_deps(s.condition, loops=True)
+            self._data_branch_share = (share, None if axes is None else tuple(sorted(axes)))
         self.visit(s.then_case, m_then)
         if s.else_case is not None:
             if share != 1.0 and trips is not None:
                 self.pipeline_trips = trips * (1.0 - share)
+            if data and share != 1.0:
+                self._data_branch_share = (1.0 - share, self._data_branch_share[1])
             m, m_then = align(m, m_then)
             self.visit(s.else_case, m - m_then)
+        self._data_branch_share = saved_share
         self._data_branch_depth -= data
         self.pipeline_trips = trips
 
@@ -1065,6 +1075,11 @@ class Walker:
             # of the loop's statements on every trip, taken or not (pipeline_all_trips)
             out["data_branch"] = True
             out["pipeline_all_trips"] = self.pipeline_all_trips
+            if self._data_branch_share is not None:
+                # the share the user gave and the grid axes the condition reads: blocks that differ
+                # on those axes decide apart (memory.estimates: a tile they share is fetched when any
+                # of them takes it)
+                out["taken_share"], out["taken_axes"] = self._data_branch_share
         return out
 
     def _simt_attrs(self, m, n) -> dict:
