@@ -1,6 +1,7 @@
 """Device diagnostic (session 19): why are some launches' event-timed runs bimodal (the grouped
 GEMM's sweep: p10 and median 10 % apart, the two runs' medians ranking its configs at Kendall tau
-0.71 against each other)?  Each case is compiled as the measure worker compiles it; then, in one
+0.71 against each other)?  Each case is compiled as the measure worker compiles it (its
+kernel function's pass configs and flags: the grouped GEMM's disable warp specialisation); then, in one
 process, rounds of `--per-round` runs of every case in turn (interleaved, so a slow period of the
 GPU shows in every case's samples alike), each run as tileroof.gpu.timing.time_events times it (a
 256 MiB zero_ before it, events around the kernel), and after each run the SM clock NVML reports
@@ -35,12 +36,12 @@ def main(argv=None) -> int:
     ap.add_argument("--per-round", type=int, default=30)
     ap.add_argument("--out", type=Path, default=None)
     a = ap.parse_args(argv)
-    import tilelang
     import torch
 
     from tileroof.corpus import CASES as ALL
     from tileroof.gpu.provenance import base_provenance, write_record
     from tileroof.gpu.timing import flush_buffer
+    from tileroof.gpu.worker import _compile_one
 
     prov = base_provenance("diag_bimodal", touch_gpu=True)
     t0 = time.time()
@@ -48,7 +49,9 @@ def main(argv=None) -> int:
     fns = {}
     for name in a.cases.split(","):
         c = ALL[name]
-        k = tilelang.compile(c.kernel.get_tir(**c.params))
+        k, _, err = _compile_one(c.kernel, c.kernel.get_tir(**c.params))    # as the measure worker does
+        if k is None:
+            raise SystemExit(f"{name}: {err}")
         args = c.make_inputs(c.params, "cuda")
         fns[name] = (lambda k=k, args=args: k(*args))
     buf = flush_buffer()
