@@ -7,7 +7,10 @@ GPU shows in every case's samples alike), each run as tileroof.gpu.timing.time_e
 256 MiB zero_ before it, events around the kernel), and after each run the SM clock NVML reports
 (pynvml, where installed) and the GPU's clock-event reasons (power or thermal caps).
 
-    python benchmarks/diag_bimodal.py [--cases a,b] [--rounds 10] [--per-round 30] [--out DIR]
+    python benchmarks/diag_bimodal.py [--cases a,b] [--rounds 10] [--per-round 30] [--sets 1] [--out DIR]
+
+--sets N allocates N input sets per case and times each as its own series: whether the mode
+follows the buffers (their placement in memory) or the process.
 """
 from __future__ import annotations
 
@@ -34,6 +37,8 @@ def main(argv=None) -> int:
     ap.add_argument("--cases", default=",".join(CASES))
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--per-round", type=int, default=30)
+    ap.add_argument("--sets", type=int, default=1,
+                    help="input sets per case, each allocated anew and timed as its own series (CASE#i)")
     ap.add_argument("--out", type=Path, default=None)
     a = ap.parse_args(argv)
     import torch
@@ -52,8 +57,9 @@ def main(argv=None) -> int:
         k, _, err = _compile_one(c.kernel, c.kernel.get_tir(**c.params))    # as the measure worker does
         if k is None:
             raise SystemExit(f"{name}: {err}")
-        args = c.make_inputs(c.params, "cuda")
-        fns[name] = (lambda k=k, args=args: k(*args))
+        for i in range(a.sets):
+            args = c.make_inputs(c.params, "cuda")
+            fns[name if a.sets == 1 else f"{name}#{i}"] = (lambda k=k, args=args: k(*args))
     buf = flush_buffer()
     for f in fns.values():                     # warm-up, as time_events does
         for _ in range(3):
@@ -95,7 +101,7 @@ def main(argv=None) -> int:
     if a.out:
         path = write_record(a.out, prov, t0, {"results": summary,
                                               "settings": {"rounds": a.rounds, "per_round": a.per_round,
-                                                           "nvml": nv is not None}}, __doc__)
+                                                           "sets": a.sets, "nvml": nv is not None}}, __doc__)
         print(f"wrote {path}")
     return 0
 
