@@ -64,20 +64,3 @@ def test_dram_figures_leave_out_launches_below_the_floor(report):
     assert tiny["time_err"] is not None
     big = rows["probe_chain_copy_64x256_g132"]
     assert big["measured_dram"] >= score.DRAM_FLOOR_BYTES and big["dram_err"] is not None
-
-
-def test_interleaved_time_keeps_the_older_counters(tmp_path):
-    """An interleave record (a sweep timed interleaved, no Nsight counters) gives a case its time;
-    its counters stay those of the newest earlier measure record; records are ordered by their UTC
-    stamps whatever their prefix."""
-    def write(name, cases):
-        (tmp_path / name).write_text(json.dumps({"provenance": {"gpu": "G"}, "cases": cases}))
-    write("measure-20261201T000000Z.json", {"a": {"time": {"median_s": 1.0}, "ncu": {"dram__bytes_read.sum": 5}},
-                                            "b": {"time": {"median_s": 2.0}, "ncu": {"dram__bytes_read.sum": 7}}})
-    write("interleave-20261202T000000Z.json", {"a": {"time": {"median_s": 1.5}}})
-    write("measure-20261203T000000Z.json", {"b": {"time": {"median_s": 2.5}, "ncu": {"dram__bytes_read.sum": 9}}})
-    recs = score.load_records(tmp_path)
-    assert recs["a"]["time"]["median_s"] == 1.5 and recs["a"]["ncu"]["dram__bytes_read.sum"] == 5
-    assert (recs["a"]["_file"], recs["a"]["_ncu_file"]) == ("interleave-20261202T000000Z.json",
-                                                            "measure-20261201T000000Z.json")
-    assert recs["b"]["time"]["median_s"] == 2.5 and recs["b"]["ncu"]["dram__bytes_read.sum"] == 9

@@ -62,14 +62,10 @@ def split_of(name: str, sweep: str | None) -> str:
 
 
 def load_records(results: Path) -> dict:
-    """Newest record per case across the measure-*.json files (the measure harness: time and Nsight
-    counters) and interleave-*.json files (tileroof.gpu.interleave: a sweep timed interleaved, no
-    counters) in `results`, by their UTC stamps; a record without counters keeps those of the
-    newest earlier record that has them (`_ncu_file` names it)."""
-    files = glob.glob(str(results / "measure-*.json")) + glob.glob(str(results / "interleave-*.json"))
-    if not glob.glob(str(results / "measure-*.json")):
+    """Newest record per case across the measure-*.json files in `results`."""
+    files = sorted(glob.glob(str(results / "measure-*.json")))
+    if not files:
         raise TileroofError(f"no measure-*.json under {results}")
-    files.sort(key=lambda f: Path(f).name.split("-", 1)[1])
     cases = {}
     for f in files:
         with open(f) as fh:
@@ -78,11 +74,6 @@ def load_records(results: Path) -> dict:
             c = dict(c)
             c["_file"] = Path(f).name
             c["_gpu"] = (data.get("provenance") or {}).get("gpu")
-            old = cases.get(name)
-            if isinstance(c.get("ncu"), dict):
-                c["_ncu_file"] = c["_file"]
-            elif old is not None and isinstance(old.get("ncu"), dict):
-                c["ncu"], c["_ncu_file"] = old["ncu"], old["_ncu_file"]
             cases[name] = c
     return cases
 

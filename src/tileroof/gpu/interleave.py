@@ -15,9 +15,12 @@ tileroof.gpu.timing.time_events times it (the 256 MiB flush before it, events ar
 kernel).  A config's time is the median of all its runs; each round's median is kept too.
 
 Writes interleave-<UTC>.json: per case its params, sweep, correctness and a `time` entry in the
-measure harness's form (median_s, p10_s, p90_s, n, method, primary "events").  It has no Nsight
-counters: tileroof.score takes a case's time from the newest measure or interleave record and its
-counters from the newest record that has them.
+measure harness's form (median_s, p10_s, p90_s, n, method, primary "events").  tileroof.score does
+not read these files: run 120 showed the interleaved runs in a warmer regime than the measure
+harness's (which times each case alone after its compile and check), the grouped GEMM's 128x256
+config 914-923 us against 775 (its first, cool round 783), so its times are not comparable with
+the record; they rank a sweep's configs the same way run after run (Kendall tau 1.0 between two
+processes for the grouped GEMM's sweep, where two measure runs gave 0.71).
 """
 from __future__ import annotations
 
