@@ -1,7 +1,7 @@
 """Ablation: the accuracy each model component buys, on the recorded H200 data.
 
     python benchmarks/ablation.py                  # the cumulative table (sessions 1-9)
-    python benchmarks/ablation.py --leave-one-out [S11 S18 ...]  # sessions 11-18's mechanisms, each
+    python benchmarks/ablation.py --leave-one-out [S11 S19 ...]  # sessions 11-19's mechanisms, each
                                                                  # switched off alone (all groups, or those named)
 
 Each row switches on one more mechanism and re-scores every recorded kernel and sweep
@@ -267,7 +267,28 @@ S18 = [
     ("the first wave's load-wait-compute-store chain in lock-step, the rest at the roofline (off: the roofline)",
      [(model, "block_chain", lambda *a, **k: None)]),
 ]
-GROUPS = {"S11": S11, "S12": S12, "S13": S13, "S14": S14, "S16": S16, "S18": S18}
+
+
+def _fitted_latency(value):
+    """The calibrated device with load_latency_s at `value` (the fit of an earlier law)."""
+    def load(name="h200", calibrated=True):
+        d = ORIG_LOAD(name, calibrated=calibrated)
+        return replace(d, fitted={**d.fitted, "load_latency_s": value})
+    return load
+
+
+# session 19, switched off alone: the warp-specialised refill law (run 115) and the taken-sharing
+# rule of data branches (run 116)
+S19 = [
+    ("a WS stage refilled after its gemm releases it, (latency + hold) / S, latency refit 650 ns "
+     "(off: latency / (S - 1) at session 18's 600 ns)",
+     [(model, "ws_refill_period", lambda latency, hold, stages: latency / (stages - 1)),
+      (devices, "load", _fitted_latency(600e-9))]),
+    ("a tile that blocks deciding a data branch apart may take is fetched when any does "
+     "(off: every tile at the branch's share)",
+     [(memory, "taken_sharing", lambda rec, by_pair, head, keys, grid, b: (b, __import__("numpy").ones(b.size), None))]),
+]
+GROUPS = {"S11": S11, "S12": S12, "S13": S13, "S14": S14, "S16": S16, "S18": S18, "S19": S19}
 
 
 def leave_one_out(groups=None) -> int:
