@@ -41,11 +41,10 @@ def main(argv=None) -> int:
                     help="input sets per case, each allocated anew and timed as its own series (CASE#i)")
     ap.add_argument("--out", type=Path, default=None)
     a = ap.parse_args(argv)
-    import torch
 
     from tileroof.corpus import CASES as ALL
     from tileroof.gpu.provenance import base_provenance, write_record
-    from tileroof.gpu.timing import flush_buffer
+    from tileroof.gpu.timing import elapsed_s, flush_buffer, flushed_runs, warm_up
     from tileroof.gpu.worker import _compile_one
 
     prov = base_provenance("diag_bimodal", touch_gpu=True)
@@ -61,22 +60,12 @@ def main(argv=None) -> int:
             args = c.make_inputs(c.params, "cuda")
             fns[name if a.sets == 1 else f"{name}#{i}"] = (lambda k=k, args=args: k(*args))
     buf = flush_buffer()
-    for f in fns.values():                     # warm-up, as time_events does
-        for _ in range(3):
-            buf.zero_()
-            f()
-    torch.cuda.synchronize()
+    warm_up(fns.values(), buf)                 # as time_events does
     res = {n: {"us": [], "sm_mhz": [], "reasons": [], "round": []} for n in fns}
     for r in range(a.rounds):
         for n, f in fns.items():
             for _ in range(a.per_round):
-                buf.zero_()
-                s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                s.record()
-                f()
-                e.record()
-                e.synchronize()
-                res[n]["us"].append(s.elapsed_time(e) * 1e3)
+                res[n]["us"].append(elapsed_s(flushed_runs(f, 1, buf))[0] * 1e6)
                 res[n]["round"].append(r)
                 if nv is not None:
                     res[n]["sm_mhz"].append(nv.nvmlDeviceGetClockInfo(handle, nv.NVML_CLOCK_SM))

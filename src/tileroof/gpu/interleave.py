@@ -46,7 +46,7 @@ def main(argv=None) -> int:
     from ..corpus import CASES
     from .provenance import base_provenance, write_record
     from .stats import summarize
-    from .timing import flush_buffer
+    from .timing import elapsed_s, flush_buffer, flushed_runs, warm_up
     from .worker import _compile_one, check
 
     names = [n for n, c in CASES.items() if c.sweep in a.sweep] + [n for n in a.cases.split(",") if n]
@@ -71,25 +71,12 @@ def main(argv=None) -> int:
         if rec["correct"]["ok"]:
             runs[name] = (lambda k=k, args=args: k(*args))
     buf = flush_buffer()
-    for f in runs.values():                       # warm-up, as time_events does
-        for _ in range(3):
-            buf.zero_()
-            f()
-    torch.cuda.synchronize()
+    warm_up(runs.values(), buf)                   # as time_events does
     times = {n: [] for n in runs}
     rounds = {n: [] for n in runs}
     for _ in range(a.rounds):
         for n, f in runs.items():
-            ev = []
-            for _ in range(a.per_round):
-                buf.zero_()
-                s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                s.record()
-                f()
-                e.record()
-                ev.append((s, e))
-            torch.cuda.synchronize()
-            t = [s.elapsed_time(e) * 1e-3 for s, e in ev]
+            t = elapsed_s(flushed_runs(f, a.per_round, buf))
             times[n] += t
             rounds[n].append(statistics.median(t))
     method = (f"cuda-events around each run, 256 MiB L2 flush (zero_) before each run, interleaved: {a.rounds} "

@@ -39,40 +39,50 @@ def time_flush(n: int = 5) -> float:
     return summarize([a.elapsed_time(b) * 1e-3 for a, b in zip(s, e)])["median_s"]
 
 
-def time_events(fn, *, target_s: float = 0.3, warmup: int = 3, min_n: int = 10, max_n: int = 200,
-                flush: bool = True) -> dict:
-    """Median/p10/p90 of event-timed single runs of fn(), L2 flushed before each run."""
+def warm_up(fns, buf=None, n: int = 3) -> None:
+    """n runs of each callable, each after a flush (buf.zero_(); none when buf is None)."""
     import torch
-    buf = flush_buffer() if flush else None
-    for _ in range(warmup):
-        if buf is not None:
-            buf.zero_()
-        fn()
+    for fn in fns:
+        for _ in range(n):
+            if buf is not None:
+                buf.zero_()
+            fn()
     torch.cuda.synchronize()
-    # a first estimate of one run, to size n
-    probe = []
-    for _ in range(3):
+
+
+def flushed_runs(fn, n: int, buf=None) -> list:
+    """n runs of fn(), each after a flush (buf.zero_(); none when buf is None) and bracketed by CUDA
+    events: the (start, end) event pairs, not yet synchronised (elapsed_s reads them)."""
+    import torch
+    pairs = []
+    for _ in range(n):
         if buf is not None:
             buf.zero_()
         s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         s.record()
         fn()
         e.record()
-        probe.append((s, e))
+        pairs.append((s, e))
+    return pairs
+
+
+def elapsed_s(pairs) -> list:
+    """Seconds between each (start, end) event pair, after a device synchronisation."""
+    import torch
     torch.cuda.synchronize()
-    est = summarize([a.elapsed_time(b) * 1e-3 for a, b in probe])["median_s"]
+    return [a.elapsed_time(b) * 1e-3 for a, b in pairs]
+
+
+def time_events(fn, *, target_s: float = 0.3, warmup: int = 3, min_n: int = 10, max_n: int = 200,
+                flush: bool = True) -> dict:
+    """Median/p10/p90 of event-timed single runs of fn(), L2 flushed before each run."""
+    buf = flush_buffer() if flush else None
+    warm_up([fn], buf, warmup)
+    # a first estimate of one run, to size n
+    est = summarize(elapsed_s(flushed_runs(fn, 3, buf)))["median_s"]
     flush_s = time_flush(3) if buf is not None else 0.0
     n = choose_reps(est, flush_s + 10e-6, target_s, min_n, max_n)
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
-    for i in range(n):
-        if buf is not None:
-            buf.zero_()
-        starts[i].record()
-        fn()
-        ends[i].record()
-    torch.cuda.synchronize()
-    times = [a.elapsed_time(b) * 1e-3 for a, b in zip(starts, ends)]
+    times = elapsed_s(flushed_runs(fn, n, buf))
     method = ("cuda-events around each run, 256 MiB L2 flush (zero_) before each run"
               if flush else "cuda-events around each run, no L2 flush")
     out = summarize(times, method)
