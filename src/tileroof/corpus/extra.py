@@ -1050,6 +1050,12 @@ STAGE_CHECKS_FA = [  # (batch, heads, seq_len, dim, causal, block_M, block_N, st
     (2, 16, 4096, 128, True, 64, 32, 2, 128),
     (2, 16, 4096, 128, False, 64, 32, 1, 128),
     (4, 16, 2048, 64, False, 64, 64, 1, 128),
+    # one wave (132 blocks, starting together) against 16 waves of the same blocks (session 19's plan:
+    # do the K/V tiles of a one-stage loop wait less when the blocks sharing them run staggered?)
+    (1, 2, 4224, 128, False, 64, 32, 1, 128),
+    (1, 32, 4224, 128, False, 64, 32, 1, 128),
+    (1, 2, 4224, 128, False, 64, 32, 2, 128),
+    (1, 32, 4224, 128, False, 64, 32, 2, 128),
 ]
 
 
