@@ -1060,6 +1060,9 @@ STAGE_CHECKS_FA = [  # (batch, heads, seq_len, dim, causal, block_M, block_N, st
     # of the two made run 115's one-stage case iterate 25 % faster than run 122's
     (2, 16, 4224, 128, False, 64, 32, 1, 128),
     (1, 32, 4096, 128, False, 64, 32, 1, 128),
+    # heads of 44 and 33 blocks: no straddling, a head on a third / a quarter of the SMs (run 123)
+    (1, 24, 2816, 128, False, 64, 32, 1, 128),
+    (1, 32, 2112, 128, False, 64, 32, 1, 128),
 ]
 
 
