@@ -79,3 +79,21 @@ def test_analyze_taken_flag():
     p = run("analyze", str(ROOT / "tests" / "kernels.py") + ":masked", "-p", "N=8192", "-p", "NB=64", "-p", "block=128",
             "--taken", "Mask=half")
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and "Traceback" not in p.stderr
+
+
+def test_corpus_case_brings_its_branch_shares():
+    """`analyze case:NAME` uses the --taken shares the case was measured and scored with (a
+    block-sparse mask's density), so the CLI gives what `tileroof score` compares; --taken overrides."""
+    import tileroof
+    from tileroof.corpus import CASES
+
+    name = "probe_bsgemm_m4096_n4096_k8192_bm128_bn128_bk64_s3_t256_d1"
+    case = CASES[name]
+    p = run("analyze", f"case:{name}", "--json")
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    assert d["taken"] == {"Mask": case.taken["Mask"]}
+    assert d["dram_bytes"] == tileroof.analyze(case.kernel, taken=case.taken, **case.params).dram_bytes
+    p = run("analyze", f"case:{name}", "--taken", "Mask=1", "--json")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["taken"] == {"Mask": 1.0}

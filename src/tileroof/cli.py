@@ -65,13 +65,25 @@ def load_kernel(spec: str):
     return getattr(module, name), {}, name
 
 
+def case_taken(spec: str) -> dict:
+    """The --taken shares a corpus case ('case:NAME') was scored with; {} for anything else."""
+    if not spec.startswith("case:"):
+        return {}
+    from .corpus import CASES
+    c = CASES.get(spec[5:])
+    return dict(c.taken or {}) if c is not None else {}
+
+
 def _analyze(args):
     import tileroof
 
     kernel, params, label = load_kernel(args.kernel)
     params.update({k: parse_value(v) for k, v in parse_pairs(args.param, "-p").items()})
     assume = {k: float(parse_value(v)) for k, v in parse_pairs(args.assume, "--assume").items()}
-    taken = dict(parse_pairs(args.taken, "--taken"))
+    # a corpus case brings the branch shares it was measured with (its mask's density); --taken
+    # overrides them name by name
+    taken = dict(case_taken(args.kernel))
+    taken.update(parse_pairs(args.taken, "--taken"))
     result = tileroof.analyze(kernel, device=args.device, assume=assume, taken=taken, **params)
     d = result.to_dict()
     if args.json:
