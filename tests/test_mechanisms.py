@@ -531,6 +531,11 @@ def test_refill_law_by_hand():
     r = tileroof.analyze(case.kernel, device=dev, **case.params)
     assert not r.timing.occupancy.warp_specialized
     assert r.timing.pipeline["terms_s"]["latency"] == pytest.approx(L / (2 - 1), rel=1e-6)
+    # a latency-bound loop says which law set its iterations
+    case = CASES["stagecheck_gemm_fp16_6144x6144x4096_bm128_bn128_bk32_s2_t128_sw1"]
+    r = tileroof.analyze(case.kernel, **case.params)
+    assert r.timing.pipeline["iteration_bound"] == "latency"
+    assert any("refills a stage" in a and "/ 2" in a for a in r.assumptions)
 
 
 def test_second_gemm_cost_by_hand():

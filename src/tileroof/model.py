@@ -1090,6 +1090,16 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
             f"the first wave's blocks start together: every tile they share is asked for at once and arrives a "
             f"DRAM round trip later, so their iterations take {timed[4]['first_wave_iteration_s'] * 1e6:.2f} us "
             f"(later waves {timed[4]['iteration_s'] * 1e6:.2f} us; tileroof.gpu.timeline set 11)")
+    if timed[4].get("iteration_bound") == "latency" and timed[4].get("stages", 0) >= 1:
+        st = timed[4]["stages"]
+        lat = dev.fitted.get("load_latency_s", 0.0)
+        law = ("the producer refills a stage once the gemm reading it has released it, so an iteration waits "
+               f"at least (tile latency + the stage's hold) / {st}" if occ.warp_specialized or st == 1 else
+               f"the threads load tile k + {st - 1} at the top of trip k, so an iteration waits at least the tile "
+               f"latency / {st - 1}")
+        assumptions.append(
+            f"the pipelined loop is latency-bound: {law} (tile latency {lat * 1e9:.0f} ns, fitted on the fit split; "
+            "the share of tiles from DRAM follows calibrate's tile_stream pace)")
     if timed[4].get("shared_hops_per_iteration"):
         assumptions.append(
             f"{timed[4]['shared_hops_per_iteration']:g} gemm operand(s) an iteration staged through shared memory by "
