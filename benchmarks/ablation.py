@@ -14,6 +14,8 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass, replace
 
+import numpy as np
+
 import tilelang  # noqa: F401  (puts TileLang's TVM on the path, for tileroof.ir.walk)
 
 from tileroof import counts, devices, memory, model, score
@@ -28,6 +30,15 @@ def patched(obj, name, value):
         yield
     finally:
         setattr(obj, name, old)
+
+
+@contextlib.contextmanager
+def switched_off(stack):
+    """Every (object, name, value) of `stack` patched in, for the with-block."""
+    with contextlib.ExitStack() as es:
+        for obj, name, value in stack:
+            es.enter_context(patched(obj, name, value))
+        yield
 
 
 def _no_l2_model(trace, slots, l2_bytes, l2_partitions=1, hit_curve=(), states=((0.0, 1),), order=None):
@@ -117,10 +128,7 @@ S9 = [(walk.Walker, "_data_keyed_starts", lambda self, *a: None),
 
 def run(label, stack, s9_on=0):
     """One row: `stack` switched off, and the session-9 mechanisms after the first `s9_on`."""
-    stack = list(stack) + S9[s9_on:]
-    with contextlib.ExitStack() as es:
-        for obj, name, value in stack:
-            es.enter_context(patched(obj, name, value))
+    with switched_off(list(stack) + S9[s9_on:]):
         rep = score.evaluate()
     h, a = rep["summary"]["holdout"], rep["summary"]["all"]
     taus = " ".join(f"{k}={v['kendall_tau']:.2f}" for k, v in rep["sweeps"].items())
@@ -263,9 +271,10 @@ S16 = [
 
 # session 18, switched off alone: a launch without a pipelined loop runs its first wave's phases in
 # lock-step (model.block_chain; probe_chain_*, run 109)
+NO_BLOCK_CHAIN = [(model, "block_chain", lambda *a, **k: None)]
 S18 = [
     ("the first wave's load-wait-compute-store chain in lock-step, the rest at the roofline (off: the roofline)",
-     [(model, "block_chain", lambda *a, **k: None)]),
+     NO_BLOCK_CHAIN),
 ]
 
 
@@ -279,14 +288,15 @@ def _fitted_latency(value):
 
 # session 19, switched off alone: the warp-specialised refill law (run 115) and the taken-sharing
 # rule of data branches (run 116)
+# (the switches benchmarks/predict.py also writes its without-predictions with)
+OLD_REFILL_LAW = [(model, "ws_refill_period", lambda latency, hold, stages: latency / (stages - 1)),
+                  (devices, "load", _fitted_latency(600e-9))]
+NO_TAKEN_SHARING = [(memory, "taken_sharing", lambda rec, by_pair, head, keys, grid, b: (b, np.ones(b.size), None))]
 S19 = [
     ("a WS stage refilled after its gemm releases it, (latency + hold) / S, latency refit 650 ns "
-     "(off: latency / (S - 1) at session 18's 600 ns)",
-     [(model, "ws_refill_period", lambda latency, hold, stages: latency / (stages - 1)),
-      (devices, "load", _fitted_latency(600e-9))]),
+     "(off: latency / (S - 1) at session 18's 600 ns)", OLD_REFILL_LAW),
     ("a tile that blocks deciding a data branch apart may take is fetched when any does "
-     "(off: every tile at the branch's share)",
-     [(memory, "taken_sharing", lambda rec, by_pair, head, keys, grid, b: (b, __import__("numpy").ones(b.size), None))]),
+     "(off: every tile at the branch's share)", NO_TAKEN_SHARING),
 ]
 GROUPS = {"S11": S11, "S12": S12, "S13": S13, "S14": S14, "S16": S16, "S18": S18, "S19": S19}
 

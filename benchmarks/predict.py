@@ -13,7 +13,8 @@ import subprocess
 import sys
 
 import tileroof
-from ablation import patched, store_bytes_only   # benchmarks/ablation.py: a function swapped for a with-block
+from ablation import (NO_BLOCK_CHAIN, NO_TAKEN_SHARING, OLD_REFILL_LAW,  # benchmarks/ablation.py: functions
+                      patched, store_bytes_only, switched_off)       # swapped for a with-block
 from tileroof.corpus import CASES
 
 
@@ -41,35 +42,18 @@ def _without_tensor_boost_clock():
 
 def _without_block_chain():
     """Launches without a pipelined loop at the roofline alone, as before session 18."""
-    from tileroof import model
-    return patched(model, "block_chain", lambda *a, **k: None)
+    return switched_off(NO_BLOCK_CHAIN)
 
 
 def _without_refill_law():
     """Warp-specialised pipelines at latency / (stages - 1) with session 18's fitted 600 ns, as
     before session 19 (the refill law and its refit 650 ns)."""
-    import contextlib
-    import dataclasses
-
-    from tileroof import devices, model
-
-    @contextlib.contextmanager
-    def both():
-        load = devices.load
-
-        def old_load(*a, **k):
-            d = load(*a, **k)       # (a cached, shared Device: replaced, not changed)
-            return dataclasses.replace(d, fitted={**d.fitted, "load_latency_s": 600e-9})
-        with patched(model, "ws_refill_period", lambda latency, hold, stages: latency / (stages - 1)), \
-                patched(devices, "load", old_load):
-            yield
-    return both()
+    return switched_off(OLD_REFILL_LAW)
 
 
 def _without_taken_sharing():
     """Ops under a --taken branch at their share of every tile, sharers or not, as before session 19."""
-    from tileroof import memory
-    return patched(memory, "taken_sharing", lambda rec, by_pair, head, keys, grid, b: (b, __import__("numpy").ones(b.size), None))
+    return switched_off(NO_TAKEN_SHARING)
 
 
 def check(path: str) -> int:

@@ -34,7 +34,8 @@ def parse_pairs(pairs: list[str] | None, what: str) -> dict:
 
 
 def load_kernel(spec: str):
-    """'path/file.py:name' -> the object; 'case:NAME' -> a corpus case's kernel and params."""
+    """'path/file.py:name' -> (the object, {}, name, {}); 'case:NAME' -> a corpus case's kernel,
+    params, name and the --taken shares it was measured with."""
     if spec.startswith("case:"):
         from .corpus import CASES
 
@@ -42,7 +43,7 @@ def load_kernel(spec: str):
         if name not in CASES:
             raise TileroofError(f"unknown corpus case {name!r}; `tileroof cases` lists them")
         c = CASES[name]
-        return c.kernel, dict(c.params), name
+        return c.kernel, dict(c.params), name, dict(c.taken or {})
     if ":" not in spec:
         raise TileroofError(f"kernel {spec!r} must be given as path/to/file.py:kernel_name (or case:NAME)")
     path, name = spec.rsplit(":", 1)
@@ -62,27 +63,17 @@ def load_kernel(spec: str):
         sys.path.pop(0)
     if not hasattr(module, name):
         raise TileroofError(f"{path} has no attribute {name!r}")
-    return getattr(module, name), {}, name
-
-
-def case_taken(spec: str) -> dict:
-    """The --taken shares a corpus case ('case:NAME') was scored with; {} for anything else."""
-    if not spec.startswith("case:"):
-        return {}
-    from .corpus import CASES
-    c = CASES.get(spec[5:])
-    return dict(c.taken or {}) if c is not None else {}
+    return getattr(module, name), {}, name, {}
 
 
 def _analyze(args):
     import tileroof
 
-    kernel, params, label = load_kernel(args.kernel)
+    kernel, params, label, taken = load_kernel(args.kernel)
     params.update({k: parse_value(v) for k, v in parse_pairs(args.param, "-p").items()})
     assume = {k: float(parse_value(v)) for k, v in parse_pairs(args.assume, "--assume").items()}
     # a corpus case brings the branch shares it was measured with (its mask's density); --taken
     # overrides them name by name
-    taken = dict(case_taken(args.kernel))
     taken.update(parse_pairs(args.taken, "--taken"))
     result = tileroof.analyze(kernel, device=args.device, assume=assume, taken=taken, **params)
     d = result.to_dict()
@@ -106,7 +97,7 @@ def _analyze(args):
 def _rank(args):
     from .rank import rank_configs
 
-    kernel, base, label = load_kernel(args.kernel)
+    kernel, base, label, _ = load_kernel(args.kernel)
     base.update({k: parse_value(v) for k, v in parse_pairs(args.param, "-p").items()})
     grid = {k: [parse_value(x) for x in v.split(",")] for k, v in parse_pairs(args.sweep, "--sweep").items()}
     configs = [dict(zip(grid, combo)) for combo in itertools.product(*grid.values())] if grid else [{}]

@@ -362,6 +362,16 @@ class _Distinct:
     per_block_bytes: np.ndarray
 
 
+def _decision_key(blocks, axes: tuple, grid_shape: tuple) -> np.ndarray:
+    """Each block's (flat id, x fastest) coordinates on the grid axes a data branch's condition
+    reads (0 z, 1 y, 2 x), as one integer: blocks with equal keys decide the branch alike."""
+    coords = np.unravel_index(blocks, grid_shape)
+    key = np.zeros(np.size(blocks), dtype=np.int64)
+    for a in axes:
+        key = key * grid_shape[a] + coords[a]
+    return key
+
+
 def independent_takers(by_pair, head, axes: tuple, grid_shape: tuple, share: float) -> np.ndarray:
     """Per (wave, tile) group of sharers of an op under a branch on run-time data that holds
     `share` of the time (a block-sparse mask, --taken): how many times the share its group's
@@ -371,11 +381,7 @@ def independent_takers(by_pair, head, axes: tuple, grid_shape: tuple, share: flo
     equal on those axes (a GEMM row's blocks, one mask row) decide together.  A block-sparse GEMM
     whose mask is indexed by the row tile: its A tiles stay at `share`, its B tiles, shared by the
     rows of a wave, rise toward 1."""
-    gz, gy, gx = grid_shape
-    coords = np.unravel_index(by_pair, (gz, gy, gx))
-    key = np.zeros(by_pair.size, dtype=np.int64)
-    for a in axes:
-        key = key * (gz, gy, gx)[a] + coords[a]
+    key = _decision_key(by_pair, axes, grid_shape)
     group = np.cumsum(head) - 1
     span = int(key.max()) + 1 if key.size else 1
     distinct = np.unique(group * span + key) // span
@@ -406,11 +412,7 @@ def decides_alike(keys, axes: tuple, grid_shape: tuple) -> bool:
     of a block-sparse GEMM whose mask is indexed by the row tile).  Then a tile fetched in one wave
     is the one a later wave's reader takes; otherwise a later wave's readers take a different share
     of it (memory.estimates: its L2 hits scale by the share of it fetched before)."""
-    gz, gy, gx = grid_shape
-    coords = np.unravel_index(np.arange(keys.size), (gz, gy, gx))
-    dkey = np.zeros(keys.size, dtype=np.int64)
-    for a in axes:
-        dkey = dkey * (gz, gy, gx)[a] + coords[a]
+    dkey = _decision_key(np.arange(keys.size), axes, grid_shape)
     span = int(dkey.max()) + 1 if dkey.size else 1
     pairs = np.unique(keys.astype(np.int64) * span + dkey)
     return np.unique(pairs // span).size == pairs.size
@@ -573,10 +575,10 @@ def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: in
         order_kw = _stable_order(key * waves + wave, pairs[6] * waves)      # by tile, then wave
         key, wave, b, held = key[order_kw], wave[order_kw], b[order_kw], pairs[9][order_kw]
         # the wave of the tile's previous use (-1: its first)
-        first_use = ~np.concatenate(([False], key[1:] == key[:-1]))
-        prev = np.where(~first_use, np.concatenate(([-1], wave[:-1])), -1)
+        again = np.concatenate(([False], key[1:] == key[:-1]))
+        prev = np.where(again, np.concatenate(([-1], wave[:-1])), -1)
         # the share of this use's bytes the previous use fetched (1 but under a data branch)
-        held_prev = np.where(~first_use, np.concatenate(([1.0], held[:-1])), 1.0)
+        held_prev = np.where(again, np.concatenate(([1.0], held[:-1])), 1.0)
         uses.append((prev, wave, b, held_prev))
     retouch = None
     if waves <= MAX_EXACT_WAVES:
