@@ -381,7 +381,7 @@ def copy_run(out: Path, runs: int, configs=CONFIGS_17) -> int:
     import torch
 
     from .provenance import base_provenance, write_record
-    from .timing import flush_buffer
+    from .timing import elapsed_s, flush_buffer, flushed_runs
     from .tl_kernels import timed_copy
     prov = base_provenance("timeline", touch_gpu=True)
     t0 = time.time()
@@ -402,13 +402,7 @@ def copy_run(out: Path, runs: int, configs=CONFIGS_17) -> int:
             ms = []
             for r in range(runs):
                 a, b = pairs[0] if mode == "same" else pairs[r % len(pairs)]
-                flush.zero_()
-                e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                e0.record()
-                k(a, b, times)
-                e1.record()
-                torch.cuda.synchronize()
-                ms.append(e0.elapsed_time(e1) * 1e3)
+                ms.append(elapsed_s(flushed_runs(lambda: k(a, b, times), 1, flush))[0] * 1e6)
             ev[mode] = ms
         a, b = pairs[0]
         flush.zero_()
