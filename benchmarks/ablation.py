@@ -1,7 +1,7 @@
 """Ablation: the accuracy each model component buys, on the recorded H200 data.
 
     python benchmarks/ablation.py                  # the cumulative table (sessions 1-9)
-    python benchmarks/ablation.py --leave-one-out [S11 S19 ...]  # sessions 11-19's mechanisms, each
+    python benchmarks/ablation.py --leave-one-out [S11 S20 ...]  # sessions 11-20's mechanisms, each
                                                                  # switched off alone (all groups, or those named)
 
 Each row switches on one more mechanism and re-scores every recorded kernel and sweep
@@ -298,7 +298,14 @@ S19 = [
     ("a tile that blocks deciding a data branch apart may take is fetched when any does "
      "(off: every tile at the branch's share)", NO_TAKEN_SHARING),
 ]
-GROUPS = {"S11": S11, "S12": S12, "S13": S13, "S14": S14, "S16": S16, "S18": S18, "S19": S19}
+# session 20, switched off alone: blocks that read the same tiles as an earlier-started block of
+# their group follow it at the L2 tile latency (model._schedule_followers; runs 115, 122-124)
+NO_FOLLOWERS = [(memory, "loop_sharer_groups", lambda trace: None)]
+S20 = [
+    ("a block that starts a DRAM round trip after the first of its group (same loop tiles) finds "
+     "them in L2 and waits the L2 tile latency (off: every block at the fitted latency)", NO_FOLLOWERS),
+]
+GROUPS = {"S11": S11, "S12": S12, "S13": S13, "S14": S14, "S16": S16, "S18": S18, "S19": S19, "S20": S20}
 
 
 def leave_one_out(groups=None) -> int:

@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 import tileroof
-from ablation import (NO_BLOCK_CHAIN, NO_TAKEN_SHARING, OLD_REFILL_LAW,  # benchmarks/ablation.py: functions
+from ablation import (NO_BLOCK_CHAIN, NO_FOLLOWERS, NO_TAKEN_SHARING, OLD_REFILL_LAW,  # benchmarks/ablation.py: functions
                       patched, store_bytes_only, switched_off)       # swapped for a with-block
 from tileroof.corpus import CASES
 
@@ -54,6 +54,12 @@ def _without_refill_law():
 def _without_taken_sharing():
     """Ops under a --taken branch at their share of every tile, sharers or not, as before session 19."""
     return switched_off(NO_TAKEN_SHARING)
+
+
+def _without_followers():
+    """Every block of a group that reads the same loop tiles at the fitted latency, as before
+    session 20 (no followers)."""
+    return switched_off(NO_FOLLOWERS)
 
 
 def check(path: str) -> int:
@@ -114,7 +120,7 @@ def main(argv=None) -> int:
                              ("store_requests", _without_store_requests),
                              ("tensor_boost_clock", _without_tensor_boost_clock),
                              ("block_chain", _without_block_chain), ("refill_law", _without_refill_law),
-                             ("taken_sharing", _without_taken_sharing)):
+                             ("taken_sharing", _without_taken_sharing), ("followers", _without_followers)):
             with without():
                 rw = tileroof.analyze(c.kernel, device=a.device, taken=c.taken or None, **c.params)
                 out["cases"][n][f"predicted_s_without_{key}"] = rw.estimated_time

@@ -151,6 +151,37 @@ def _keys_per_block(op, grid_shape: tuple):
     return np.zeros(int(np.prod(grid_shape)), dtype=np.int64) if key is None else key
 
 
+def loop_sharer_groups(trace: KernelTrace) -> np.ndarray | None:
+    """A group id per block (flat, x fastest) naming the tiles its pipelined loop reads from global
+    memory: blocks of one group read the very same tiles (flash attention: the blocks of one head,
+    whatever their query rows).  None where no two blocks read the same tiles in their loop (a
+    GEMM's blocks share A with their row and B with their column, never both), where the loop reads
+    global memory through an untiled index or under a branch on run-time data (a block-sparse
+    mask: each block takes its own tiles), or where there is no such loop."""
+    gx, gy, gz = trace.grid
+    shape = (gz, gy, gx)
+    key = None
+    for rec in trace.ops:
+        if not rec.pipeline:
+            continue
+        if rec.attrs.get("data_branch"):
+            # a branch on run-time data (a block-sparse mask) picks each block's own tiles
+            return None
+        for op in rec.operands:
+            if op.scope != GLOBAL or op.access != "read":
+                continue
+            k = _keys_per_block(op, shape)
+            if k is None:
+                return None
+            key = k if key is None else key * (int(k.max()) + 1) + k
+    if key is None:
+        return None
+    groups = np.unique(key, return_inverse=True)[1].reshape(-1)
+    if np.bincount(groups).max() < 2:
+        return None
+    return groups
+
+
 def reuse_hit_share(distance, capacity: float, hit_curve: tuple = ()):
     """Share of re-reads that hit L2 after `distance` distinct bytes: the measured curve
     (linear between its points, 1 before the first, its last value after) or a sharp edge at

@@ -250,6 +250,37 @@ def _schedule_first_wave(block_times: np.ndarray, first, order: np.ndarray, slot
     return _schedule(bt, order, slots)
 
 
+def _schedule_followers(block_times: np.ndarray, follower_times: np.ndarray, first, groups: np.ndarray,
+                        order: np.ndarray, slots: int, lag: float) -> tuple[float, float]:
+    """_schedule_first_wave for blocks in groups that read the same tiles in their loops (the
+    blocks of one attention head): a block that starts `lag` (a DRAM round trip) or more after the
+    first block of its group finds the tiles the group fetched in L2 and runs at its follower time,
+    but it cannot pass the group's first block (it would fetch the tiles itself): it ends no
+    earlier than that block's start plus its own in-step time.  Blocks that start with the first
+    of their group wait on the same fills, in step.  Measured (runs 115, 122-124): the one-stage
+    64x32 attention iterates at its compute (~0.56 us) where the heads' blocks straddle waves and
+    fall out of step, at ~0.75-0.80 us where every wave holds whole heads that start together.
+    Returns (makespan, share of blocks that ran as followers)."""
+    first = block_times if first is None else np.broadcast_to(np.asarray(first, dtype=np.float64), block_times.shape)
+    n = order.size
+    heap = [0.0] * min(slots, n)
+    lead: dict = {}
+    followers = 0
+    bt, ft, f0, grp = block_times.tolist(), follower_times.tolist(), first.tolist(), groups.tolist()
+    for i, b in enumerate(order.tolist()):
+        t = heapq.heappop(heap)
+        slow = f0[b] if i < slots else bt[b]
+        g = grp[b]
+        s = lead.setdefault(g, t)
+        if t - s < lag:
+            end = t + slow
+        else:
+            end = max(t + ft[b], s + slow)
+            followers += 1
+        heapq.heappush(heap, end)
+    return max(heap), followers / max(n, 1)
+
+
 def _unit_times_per_sm(op_counts, dev: Device) -> tuple[float, float, float]:
     """(tensor, CUDA-core, SFU) seconds of one op's whole work at one SM's share of peak."""
     cuda = sfu = 0.0
@@ -791,6 +822,16 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
     sync_wait = (stream_time(dev.dram_stream, sync_read / total_iters, 1)
                  if (nows and sync_read and dev.dram_stream) else 0.0)
 
+    # blocks whose loops read the very same tiles (the blocks of one attention head): one that
+    # starts a DRAM round trip or more after the first of its group finds the group's tiles in L2,
+    # and waits a tile's L2 latency instead of the fitted one (_schedule_followers)
+    sharers = memory.loop_sharer_groups(trace) if (dev.l2_tile_latency_s and dev.tma_load_rate_per_sm and g2s) else None
+    l2_tile = (dev.l2_tile_latency_s + g2s / total_iters / groups / dev.tma_load_rate_per_sm
+               if sharers is not None else 0.0)
+    # the followers' share of the loop's DRAM bytes: what misses beyond the group's one fetch
+    group_size = sharers.size / (int(sharers.max()) + 1) if sharers is not None else 1.0
+    f_follow = max(f_dram - 1.0 / group_size, 0.0) / (1.0 - 1.0 / group_size) if group_size > 1 else f_dram
+
     # (a device without the measured hop cost or without an SM clock: none)
     n_hops = shared_hops(loop_ops, total_iters) if dev.gemm_hop_cycles else 0.0
     other_work = other
@@ -871,6 +912,18 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
                 t_stream += buffer_hold(t_compute, t_tc_iter, groups)
             t_latency = (1.0 - f_dram) * t_latency + f_dram * t_stream
         t_iter = max(t_compute, chain, t_l2, t_latency)
+        t_iter_f = t_iter
+        if l2_tile:
+            hold = buffer_hold(t_compute, t_tc_iter, groups)
+            if stages > 1 and occ.warp_specialized:
+                lat_f = ws_refill_period(l2_tile, hold, stages)
+            elif stages > 1:
+                lat_f = l2_tile / (stages - 1)
+            else:
+                lat_f = l2_tile + hold
+            if streamed:
+                lat_f = (1.0 - f_follow) * lat_f + f_follow * t_stream
+            t_iter_f = max(t_compute, chain, t_l2, min(lat_f, t_latency))
         # the first wave's blocks start together (timeline set 11: within 0.3 us), so the blocks
         # sharing a tile ask for it at the same moment and all wait for its DRAM fill: every
         # tile of their loop arrives a DRAM round trip after its loads were issued, however many
@@ -889,6 +942,7 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
         t_rest = share * ((rest_tc + rest_other) / nblocks + ((rest_bytes / nblocks) / per_sm_l2 if per_sm_l2 else 0.0)
                           + t_store) + rest_div / nblocks
         block_times = iters * t_iter + all_trips * t_checks + prologue + t_rest
+        follower_times = iters * t_iter_f + all_trips * t_checks + prologue + t_rest if l2_tile else None
         first_wave_times = iters * t_iter0 + all_trips * t_checks + prologue + t_rest + share * (t_store0 - t_store)
         terms = {"compute": t_compute, "l2": t_l2, "latency": t_latency}
         if chain > t_compute:
@@ -903,7 +957,9 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
                              "nows_iteration_law": bool(nows and math_cycles), "resident_blocks": share,
                              "branch_checks_per_trip": n_checks, "branch_check_s": t_checks,
                              "shared_hops_per_iteration": n_hops,
-                             "first_wave_iteration_s": t_iter0, "first_wave_block_s": first_wave_times}
+                             "first_wave_iteration_s": t_iter0, "first_wave_block_s": first_wave_times,
+                             "follower_iteration_s": t_iter_f, "follower_block_s": follower_times,
+                             "sharer_groups": sharers, "follower_lag_s": round_trip}
     return at_clock
 
 
@@ -1304,7 +1360,17 @@ def _timed(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, pipe
         if pipe_info["register_spill_factor"] > 1.0:
             assumptions.append(f"fragments need {pipe_info['register_spill_factor']:.2f}x the registers a consumer "
                                "thread has: spills slow its compute by that factor")
-        makespan = _schedule_first_wave(block_times, pipe_info.pop("first_wave_block_s", None), order, slots)
+        first = pipe_info.pop("first_wave_block_s", None)
+        follower_times = pipe_info.pop("follower_block_s", None)
+        sharers = pipe_info.pop("sharer_groups", None)
+        lag = pipe_info.pop("follower_lag_s", 0.0)
+        if follower_times is not None and sharers is not None and order.size > slots:
+            makespan, pipe_info["follower_share"] = _schedule_followers(
+                np.broadcast_to(np.asarray(block_times, dtype=np.float64), (nblocks,)),
+                np.broadcast_to(np.asarray(follower_times, dtype=np.float64), (nblocks,)),
+                first, sharers, order, slots, lag)
+        else:
+            makespan = _schedule_first_wave(block_times, first, order, slots)
         balanced = block_times.sum() / min(slots, nblocks)
         imbalance = makespan / balanced if balanced else 1.0
         res_body = dict(res)

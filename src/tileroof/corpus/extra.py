@@ -1081,6 +1081,42 @@ def _stage_check_cases() -> list[Case]:
     return out
 
 
+# Session 20: written after model._schedule_followers (blocks that read the same loop tiles as an
+# earlier-started block of their group wait the L2 tile latency), predicted before they ran: one-
+# stage attention at other head sizes in blocks (16, 48, 128 a head straddle the 132 slots; 132 a
+# head fills each wave with one head, in step), 64x64 tiles at head dim 64 and 128, straddling and
+# aligned, causal, and GQA (four query heads' blocks on one K/V head: one group of 256 blocks)
+FOLLOW_CHECKS_FA = [  # (batch, heads, seq_len, dim, causal, block_M, block_N, stages, threads)
+    (2, 16, 3072, 128, False, 64, 32, 1, 128),
+    (8, 16, 1024, 128, False, 64, 32, 1, 128),
+    (1, 16, 8192, 128, False, 64, 32, 1, 128),
+    (1, 8, 8448, 128, False, 64, 32, 1, 128),
+    (2, 16, 4096, 64, False, 64, 64, 1, 128),
+    (1, 32, 2112, 128, False, 64, 64, 1, 128),
+    (1, 32, 4096, 128, True, 64, 64, 1, 128),
+    (2, 16, 2048, 128, True, 64, 32, 1, 128),
+]
+FOLLOW_CHECKS_GQA = [  # (batch, heads, groups, seq_len, dim, causal, block_M, block_N, stages, threads)
+    (1, 32, 4, 4096, 128, False, 64, 32, 1, 128),
+    (1, 32, 4, 4224, 128, False, 64, 32, 1, 128),
+]
+
+
+def _follow_check_cases() -> list[Case]:
+    from .up_attn import _case as _up_case, _params as _up_params, gqa_fwd_bshd
+    out = []
+    for b, h, S, d, causal, bm, bn, s, t in FOLLOW_CHECKS_FA:
+        out.append(_fa_case(f"followcheck_fa{'_causal' if causal else ''}_fp16_b{b}_h{h}_s{S}_d{d}_bm{bm}_bn{bn}_s{s}_t{t}",
+                            _fa_params(b, h, S, d, causal, bm, bn, s, t),
+                            note="one-stage attention: followers of a head's first blocks (session 20)"))
+    for b, h, g, S, d, causal, bm, bn, s, t in FOLLOW_CHECKS_GQA:
+        out.append(_up_case(f"followcheck_gqa_fp16_b{b}_h{h}_g{g}_s{S}_d{d}_bm{bm}_bn{bn}_s{s}_t{t}", gqa_fwd_bshd,
+                            _up_params(b, h, S, d, causal, bm, bn, s, t, groups=g),
+                            "example_gqa_fwd_bshd.py (flashattn)",
+                            "one stage, 64x32 tiles: the query heads of one K/V head follow its first blocks (session 20)"))
+    return out
+
+
 # Written in session 6 after unannotated copy loops became one-stage pipelines (walk._serial_pipeline),
 # predicted before they ran: GEMMs with num_stages = 0 (no pipelining, no warp specialisation; several
 # blocks per SM) and 1.
@@ -1458,7 +1494,8 @@ def cases() -> list[Case]:
             + _epilogue_cases() + _fp32_store_cases() + _clock_cases() + _nows_cases() + masked_probes()
             + _spill_cases() + _stagger_check_cases() + _wave_split_probes() + _apart_check_cases()
             + _occupancy_check_cases() + _tiny_cases() + chain_probes() + _chain_check_cases()
-            + _chain_check_cases("chaincheck2") + _stage_check_cases() + _sparse_check_cases())
+            + _chain_check_cases("chaincheck2") + _stage_check_cases() + _sparse_check_cases()
+            + _follow_check_cases())
 
 
 # ----------------------------------------------------------------------------- sweeps

@@ -48,6 +48,7 @@ _SPECS = {
     "wgmma_accumulator_spill_factor": ("accumulator_spill_factor", 1),
     "loop_alu_factor": ("loop_alu_factor", 1),
     "reduce_latency_ns": ("reduce_latency_s", 1e-9),
+    "tma_load_latency_us": ("l2_tile_latency_s", 1e-6),
     "sm_pace_spread": ("pace_spread", 1),
     "sm_pace_spread_drifting": ("pace_spread_drifting", 1),
     "block_stagger_per_resident_warp": ("block_stagger_per_warp", 1),
@@ -129,6 +130,7 @@ class Device:
     store_request_rate_all: float = 0.0   # accumulator-store L2 write requests per s, all SMs storing at once (0: unknown)
     division_latency_s: float = 0.0       # one IEEE fp32 division in a thread's element-wise code, in series (0: unknown)
     tma_load_rate_per_sm: float = 0.0     # bytes/s one SM's tile load moves, one load in flight (0: unknown)
+    l2_tile_latency_s: float = 0.0        # one tile load's latency when the tile is in L2, less its transfer (0: unknown)
     wgmma_min_n: float = 0.0              # an m64nNk16 wgmma with N below this takes as long as N = this
     accumulator_spill_factor: float = 0.0  # slowdown of a gemm whose accumulator exceeds a thread's registers
     loop_alu_factor: float = 0.0          # time of fragment arithmetic in a loop over its time at the FP32 peak

@@ -300,8 +300,16 @@ def _run_after_flush(kernel, args, flush) -> None:
     torch.cuda.synchronize()
 
 
-def attention_run(out: Path, runs: int) -> int:
-    """Timeline set 9: timed_attention's per-block timers for CONFIGS_9, with the same summaries."""
+# set 19 (session 20): one-stage 64x32 attention, heads of 64, 16 and 48 blocks (straddling the 132
+# slots) and 66 (whole heads a wave): do a head's later blocks start apart from its first ones and
+# run their loops faster (model._schedule_followers)?
+CONFIGS_19 = tuple(dict(batch=b, heads=h, seq_len=s, dim=128, block_M=64, block_N=32, num_stages=1, threads=128)
+                   for b, h, s in ((2, 16, 4096), (1, 32, 4224), (8, 16, 1024), (2, 16, 3072)))
+
+
+def attention_run(out: Path, runs: int, configs=CONFIGS_9) -> int:
+    """Timeline sets 9 and 19: timed_attention's per-block timers for `configs`, with the same
+    summaries."""
     import torch
 
     from .provenance import base_provenance, write_record
@@ -309,7 +317,7 @@ def attention_run(out: Path, runs: int) -> int:
     from .tl_kernels import timed_attention
     prov = base_provenance("timeline", touch_gpu=True)
     t0 = time.time()
-    params = [dict(p) for p in CONFIGS_9]
+    params = [dict(p) for p in configs]
     kernels = timed_attention.par_compile(params, num_workers=16, ignore_error=True)
     flush = flush_buffer()
     results = []
@@ -466,10 +474,10 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--set", type=int, default=1, choices=tuple(range(1, 19)), help="configuration set")
+    ap.add_argument("--set", type=int, default=1, choices=tuple(range(1, 20)), help="configuration set")
     a = ap.parse_args(argv)
-    if a.set == 9:
-        return attention_run(a.out, a.runs)
+    if a.set in (9, 19):
+        return attention_run(a.out, a.runs, CONFIGS_9 if a.set == 9 else CONFIGS_19)
     if a.set in (17, 18):
         return copy_run(a.out, a.runs, CONFIGS_17 if a.set == 17 else CONFIGS_18)
     if a.set == 15:
