@@ -557,6 +557,19 @@ def test_followers_schedule_by_hand():
     assert t == model._schedule(slow, order, 2) == 30.0 and share == 0.0
 
 
+def test_followers_schedule_in_part_for_long_launches(monkeypatch):
+    """A launch past FOLLOWER_SIM_BLOCKS is scheduled in part (here its first quarter, 31 waves)
+    and scaled: within 1 % of the whole schedule, causal-like unequal blocks too."""
+    n = 16384
+    groups, order = np.arange(n) // 64, np.arange(n)
+    for slow in (np.full(n, 10.0), np.tile(np.arange(1.0, 65.0), n // 64)):
+        whole = model._schedule_followers(slow, 0.7 * slow, None, groups, order, 132, 0.5)
+        monkeypatch.setattr(model, "FOLLOWER_SIM_BLOCKS", 4096)
+        part = model._schedule_followers(slow, 0.7 * slow, None, groups, order, 132, 0.5)
+        monkeypatch.setattr(model, "FOLLOWER_SIM_BLOCKS", 16384)
+        assert part[0] == pytest.approx(whole[0], rel=0.01)
+
+
 def test_loop_sharer_groups():
     """memory.loop_sharer_groups: flash attention's blocks share K and V with the other blocks of
     their (batch, head) -- one group per head, query tiles along x; a GEMM's blocks share A with

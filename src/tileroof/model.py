@@ -250,6 +250,10 @@ def _schedule_first_wave(block_times: np.ndarray, first, order: np.ndarray, slot
     return _schedule(bt, order, slots)
 
 
+# launches longer than this (in blocks) are scheduled in part (_schedule_followers)
+FOLLOWER_SIM_BLOCKS = 16384
+
+
 def _schedule_followers(block_times: np.ndarray, follower_times: np.ndarray, first, groups: np.ndarray,
                         order: np.ndarray, slots: int, lag: float) -> tuple[float, float]:
     """_schedule_first_wave for blocks in groups that read the same tiles in their loops (the
@@ -260,8 +264,16 @@ def _schedule_followers(block_times: np.ndarray, follower_times: np.ndarray, fir
     of their group wait on the same fills, in step.  Measured (runs 115, 122-124): the one-stage
     64x32 attention iterates at its compute (~0.56 us) where the heads' blocks straddle waves and
     fall out of step, at ~0.75-0.80 us where every wave holds whole heads that start together.
-    Returns (makespan, share of blocks that ran as followers)."""
+    Returns (makespan, share of blocks that ran as followers).  Past FOLLOWER_SIM_BLOCKS (and 8
+    waves) the first blocks in launch order are scheduled both ways and the whole launch's in-step
+    makespan scaled by their ratio (the schedule is steady after its first waves)."""
     first = block_times if first is None else np.broadcast_to(np.asarray(first, dtype=np.float64), block_times.shape)
+    limit = max(FOLLOWER_SIM_BLOCKS, 8 * slots)
+    if order.size > limit:
+        head = order[:limit]
+        t, share = _schedule_followers(block_times, follower_times, first, groups, head, slots, lag)
+        return t / _schedule_first_wave(block_times, first, head, slots) * _schedule_first_wave(
+            block_times, first, order, slots), share
     n = order.size
     heap = [0.0] * min(slots, n)
     lead: dict = {}
