@@ -1168,6 +1168,14 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
         assumptions.append(
             f"the pipelined loop is latency-bound: {law} (tile latency {lat * 1e9:.0f} ns, fitted on the fit split; "
             "the share of tiles from DRAM follows calibrate's tile_stream pace)")
+    if timed[4].get("follower_share") is not None:
+        assumptions.append(
+            f"blocks whose loops read the very same tiles (an attention head's) follow the first of their group: "
+            f"{timed[4]['follower_share']:.0%} of the blocks start a DRAM round trip or more after it, find its tiles "
+            f"in L2 and wait their L2 latency ({dev.l2_tile_latency_s * 1e9:.0f} ns + bytes at "
+            f"{dev.tma_load_rate_per_sm / 1e9:.0f} GB/s, calibrate's tile_stream): iterations of "
+            f"{timed[4]['follower_iteration_s'] * 1e6:.2f} us, against {timed[4]['iteration_s'] * 1e6:.2f} us for "
+            f"blocks in step with it; a follower never passes it (tileroof.gpu.timeline set 19)")
     if timed[4].get("shared_hops_per_iteration"):
         assumptions.append(
             f"{timed[4]['shared_hops_per_iteration']:g} gemm operand(s) an iteration staged through shared memory by "
