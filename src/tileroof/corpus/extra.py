@@ -1074,11 +1074,16 @@ def _stage_check_cases() -> list[Case]:
                             _mm_params(M, N, K, bm, bn, bk, s, t, dt, dt, swizzle=sw),
                             rtol=1e-2 if dt == "float16" else 2e-2, tags=("stagecheck",),
                             note="warp-specialised pipeline at 2-3 stages (session 19 refill law)"))
-    for b, h, S, d, causal, bm, bn, s, t in STAGE_CHECKS_FA:
-        out.append(_fa_case(f"stagecheck_fa{'_causal' if causal else ''}_fp16_b{b}_h{h}_s{S}_d{d}_bm{bm}_bn{bn}_s{s}_t{t}",
-                            _fa_params(b, h, S, d, causal, bm, bn, s, t),
-                            note="one- or two-warpgroup attention, small K/V tiles (session 19 refill law)"))
-    return out
+    return out + _fa_table_cases("stagecheck", STAGE_CHECKS_FA,
+                                 "one- or two-warpgroup attention, small K/V tiles (session 19 refill law)")
+
+
+def _fa_table_cases(prefix: str, table, note: str) -> list[Case]:
+    """The corpus flash-attention forward at each (batch, heads, seq_len, dim, causal, block_M,
+    block_N, stages, threads) of `table`, named prefix_fa[_causal]_fp16_b.._h.._s.._d.._bm.._bn.._s.._t..."""
+    return [_fa_case(f"{prefix}_fa{'_causal' if causal else ''}_fp16_b{b}_h{h}_s{S}_d{d}_bm{bm}_bn{bn}_s{s}_t{t}",
+                     _fa_params(b, h, S, d, causal, bm, bn, s, t), note=note)
+            for b, h, S, d, causal, bm, bn, s, t in table]
 
 
 # Session 20: written after model._schedule_followers (blocks that read the same loop tiles as an
@@ -1104,11 +1109,8 @@ FOLLOW_CHECKS_GQA = [  # (batch, heads, groups, seq_len, dim, causal, block_M, b
 
 def _follow_check_cases() -> list[Case]:
     from .up_attn import _case as _up_case, _params as _up_params, gqa_fwd_bshd
-    out = []
-    for b, h, S, d, causal, bm, bn, s, t in FOLLOW_CHECKS_FA:
-        out.append(_fa_case(f"followcheck_fa{'_causal' if causal else ''}_fp16_b{b}_h{h}_s{S}_d{d}_bm{bm}_bn{bn}_s{s}_t{t}",
-                            _fa_params(b, h, S, d, causal, bm, bn, s, t),
-                            note="one-stage attention: followers of a head's first blocks (session 20)"))
+    out = _fa_table_cases("followcheck", FOLLOW_CHECKS_FA,
+                          "one-stage attention: followers of a head's first blocks (session 20)")
     for b, h, g, S, d, causal, bm, bn, s, t in FOLLOW_CHECKS_GQA:
         out.append(_up_case(f"followcheck_gqa_fp16_b{b}_h{h}_g{g}_s{S}_d{d}_bm{bm}_bn{bn}_s{s}_t{t}", gqa_fwd_bshd,
                             _up_params(b, h, S, d, causal, bm, bn, s, t, groups=g),
