@@ -1119,6 +1119,40 @@ def _follow_check_cases() -> list[Case]:
     return out
 
 
+# Session 20: a blind check of the whole model, not of one mechanism -- GEMMs and attention forwards
+# drawn (seeded, before anything was measured) from the shapes and autotune configurations a user
+# would try, at sizes the corpus does not hold, predicted before they ran
+_BLIND_MNK = (1536, 2560, 3072, 3584, 5120, 6144, 7168, 10240)
+_BLIND_GEMM_TILES = ((128, 128, 32, 3, 128), (128, 128, 64, 3, 128), (128, 256, 64, 3, 256), (64, 128, 64, 4, 128),
+                     (64, 256, 64, 3, 128), (128, 64, 64, 4, 128), (256, 128, 32, 3, 256), (128, 128, 64, 2, 256))
+_BLIND_FA_TILES = ((128, 128, 2, 256), (128, 64, 2, 256), (64, 64, 2, 128), (64, 128, 2, 128), (128, 128, 1, 256),
+                   (64, 64, 1, 128))
+
+
+def _blind_check_cases() -> list[Case]:
+    import random
+    rng = random.Random(20261204)
+    out = []
+    for _ in range(10):
+        M, N, K = (rng.choice(_BLIND_MNK) for _ in range(3))
+        bm, bn, bk, s, t = rng.choice(_BLIND_GEMM_TILES)
+        dt, sw = rng.choice(("float16", "bfloat16")), rng.random() < 0.5
+        tag = "fp16" if dt == "float16" else "bf16"
+        out.append(_mm_case(f"blindcheck_gemm_{tag}_{M}x{N}x{K}_bm{bm}_bn{bn}_bk{bk}_s{s}_t{t}_sw{int(sw)}",
+                            _mm_params(M, N, K, bm, bn, bk, s, t, dt, dt, swizzle=sw),
+                            rtol=1e-2 if dt == "float16" else 2e-2, tags=("blindcheck",),
+                            note="drawn at random from typical shapes and autotune tiles (session 20 blind check)"))
+    for _ in range(8):
+        b, h, S = rng.choice((1, 2, 4)), rng.choice((8, 16, 32)), rng.choice((1536, 2560, 3584))
+        d, causal, dt = rng.choice((64, 128)), rng.random() < 0.5, rng.choice(("float16", "bfloat16"))
+        bm, bn, s, t = rng.choice(_BLIND_FA_TILES)
+        tag = "fp16" if dt == "float16" else "bf16"
+        out.append(_fa_case(f"blindcheck_fa{'_causal' if causal else ''}_{tag}_b{b}_h{h}_s{S}_d{d}_bm{bm}_bn{bn}_s{s}_t{t}",
+                            _fa_params(b, h, S, d, causal, bm, bn, s, t, dtype=dt), rtol=2e-2,
+                            note="drawn at random from typical shapes and autotune tiles (session 20 blind check)"))
+    return out
+
+
 # Written in session 6 after unannotated copy loops became one-stage pipelines (walk._serial_pipeline),
 # predicted before they ran: GEMMs with num_stages = 0 (no pipelining, no warp specialisation; several
 # blocks per SM) and 1.
@@ -1497,7 +1531,7 @@ def cases() -> list[Case]:
             + _spill_cases() + _stagger_check_cases() + _wave_split_probes() + _apart_check_cases()
             + _occupancy_check_cases() + _tiny_cases() + chain_probes() + _chain_check_cases()
             + _chain_check_cases("chaincheck2") + _stage_check_cases() + _sparse_check_cases()
-            + _follow_check_cases())
+            + _follow_check_cases() + _blind_check_cases())
 
 
 # ----------------------------------------------------------------------------- sweeps
