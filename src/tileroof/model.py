@@ -1384,7 +1384,7 @@ def _timed(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, pipe
         follower_times = pipe_info.pop("follower_block_s", None)
         sharers = pipe_info.pop("sharer_groups", None)
         lag = pipe_info.pop("follower_lag_s", 0.0)
-        if follower_times is not None and sharers is not None and order.size > slots:
+        if follower_times is not None and sharers is not None and lag > 0 and order.size > slots:
             makespan, pipe_info["follower_share"] = _schedule_followers(
                 np.broadcast_to(np.asarray(block_times, dtype=np.float64), (nblocks,)),
                 np.broadcast_to(np.asarray(follower_times, dtype=np.float64), (nblocks,)),
