@@ -574,7 +574,7 @@ def test_loop_sharer_groups():
     """memory.loop_sharer_groups: flash attention's blocks share K and V with the other blocks of
     their (batch, head) -- one group per head, query tiles along x; a GEMM's blocks share A with
     their row and B with their column, never both (no groups); a block-sparse loop picks its own
-    tiles (no groups)."""
+    tiles (no groups); a PrimFunc of several launches has no single grid (each launch is asked)."""
     c = CASES["sweep_fafwd_bm64_bn32_s1_t128"]                      # b4 h32 s2048, 64-row query tiles
     r = tileroof.analyze(c.kernel, **c.params)
     g = memory.loop_sharer_groups(r.trace)
@@ -585,6 +585,10 @@ def test_loop_sharer_groups():
     assert memory.loop_sharer_groups(tileroof.analyze(c.kernel, **c.params).trace) is None
     c = CASES["up_blocksparse_attn_fp16_b2_h32_s8192_d128_sink1_win8"]
     assert memory.loop_sharer_groups(tileroof.analyze(c.kernel, **c.params).trace) is None
+    # two launches in one PrimFunc: groups belong to each launch's own grid
+    c = CASES["up_gqa_decode_split16_fp16_b16_h32_g8_s8192_d128"]
+    r = tileroof.analyze(c.kernel, **c.params)
+    assert r.trace.launches and memory.loop_sharer_groups(r.trace) is None
 
 
 def test_followers_in_straddling_and_aligned_attention():

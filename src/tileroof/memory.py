@@ -158,6 +158,8 @@ def loop_sharer_groups(trace: KernelTrace) -> np.ndarray | None:
     GEMM's blocks share A with their row and B with their column, never both), where the loop reads
     global memory through an untiled index or under a branch on run-time data (a block-sparse
     mask: each block takes its own tiles), or where there is no such loop."""
+    if trace.launches:
+        return None                    # several launches: each has its own grid and groups
     gx, gy, gz = trace.grid
     shape = (gz, gy, gx)
     key = None
