@@ -897,21 +897,7 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
         # each row reduction (shuffles across the threads of a row, then a barrier) adds its latency to
         # the iteration's dependent chain (reduce_chain: ~36 ns on the H200, not hidden by more warps)
         t_compute += dev.reduce_latency_s * n_reduce / total_iters * share
-        if not g2s:
-            # nothing in the loop loads from global memory (register shuffles of a Hadamard
-            # transform): no tile to wait for, the loop is its work
-            t_latency = 0.0
-        elif stages > 1 and occ.warp_specialized:
-            t_latency = ws_refill_period(latency, buffer_hold(t_compute, t_tc_iter, groups), stages)
-        elif stages > 1:
-            # cp.async without a producer (lowered CUDA of the grouped GEMM: at the top of trip k
-            # the threads load tile k + S - 1 into the stage trip k - 1 freed, then wait for tile
-            # k): S - 1 loads are in flight while a trip computes
-            t_latency = latency / (stages - 1)
-        else:
-            # one buffer per operand: the next tile of an operand loads once its consumer is done, so
-            # only the compute of the loop's later consumers hides it (flash attention: K then V)
-            t_latency = latency + buffer_hold(t_compute, t_tc_iter, groups)
+        t_stream = 0.0
         if streamed:
             t_stream = t_stream_fed
             if round_trip and stages > 1 and streaming_sms < dev.sm_count:
@@ -922,20 +908,31 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
                 t_stream = max(t_stream_fed * streaming_sms / dev.sm_count, (round_trip + t_compute) / stages)
             if stages == 1:
                 t_stream += buffer_hold(t_compute, t_tc_iter, groups)
-            t_latency = (1.0 - f_dram) * t_latency + f_dram * t_stream
-        t_iter = max(t_compute, chain, t_l2, t_latency)
-        t_iter_f = t_iter
-        if l2_tile:
-            hold = buffer_hold(t_compute, t_tc_iter, groups)
+        hold = buffer_hold(t_compute, t_tc_iter, groups)
+
+        def tile_wait(tile_latency: float, dram_share: float) -> float:
+            """The iteration the loop's tile loads allow when a tile takes `tile_latency`, with
+            `dram_share` of its tiles at the DRAM-fed pace (tile_stream) instead."""
             if stages > 1 and occ.warp_specialized:
-                lat_f = ws_refill_period(l2_tile, hold, stages)
+                wait = ws_refill_period(tile_latency, hold, stages)
             elif stages > 1:
-                lat_f = l2_tile / (stages - 1)
+                # cp.async without a producer (lowered CUDA of the grouped GEMM: at the top of trip
+                # k the threads load tile k + S - 1 into the stage trip k - 1 freed, then wait for
+                # tile k): S - 1 loads are in flight while a trip computes
+                wait = tile_latency / (stages - 1)
             else:
-                lat_f = l2_tile + hold
-            if streamed:
-                lat_f = (1.0 - f_follow) * lat_f + f_follow * t_stream
-            t_iter_f = max(t_compute, chain, t_l2, min(lat_f, t_latency))
+                # one buffer per operand: the next tile of an operand loads once its consumer is
+                # done, so only the compute of the loop's later consumers hides it (flash attention:
+                # K then V)
+                wait = tile_latency + hold
+            return (1.0 - dram_share) * wait + dram_share * t_stream if streamed else wait
+
+        # (nothing in the loop loads from global memory -- register shuffles of a Hadamard
+        # transform: no tile to wait for, the loop is its work)
+        t_latency = tile_wait(latency, f_dram) if g2s else 0.0
+        t_iter = max(t_compute, chain, t_l2, t_latency)
+        # a follower of its group's first block waits its tiles' L2 latency (_schedule_followers)
+        t_iter_f = max(t_compute, chain, t_l2, min(tile_wait(l2_tile, f_follow), t_latency)) if l2_tile else t_iter
         # the first wave's blocks start together (timeline set 11: within 0.3 us), so the blocks
         # sharing a tile ask for it at the same moment and all wait for its DRAM fill: every
         # tile of their loop arrives a DRAM round trip after its loads were issued, however many
