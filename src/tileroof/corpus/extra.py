@@ -1067,23 +1067,35 @@ STAGE_CHECKS_FA = [  # (batch, heads, seq_len, dim, causal, block_M, block_N, st
 
 
 def _stage_check_cases() -> list[Case]:
-    out = []
-    for M, N, K, bm, bn, bk, s, t, dt, sw in STAGE_CHECKS_GEMM:
-        tag = "fp16" if dt == "float16" else "bf16"
-        out.append(_mm_case(f"stagecheck_gemm_{tag}_{M}x{N}x{K}_bm{bm}_bn{bn}_bk{bk}_s{s}_t{t}_sw{int(sw)}",
-                            _mm_params(M, N, K, bm, bn, bk, s, t, dt, dt, swizzle=sw),
-                            rtol=1e-2 if dt == "float16" else 2e-2, tags=("stagecheck",),
-                            note="warp-specialised pipeline at 2-3 stages (session 19 refill law)"))
-    return out + _fa_table_cases("stagecheck", STAGE_CHECKS_FA,
-                                 "one- or two-warpgroup attention, small K/V tiles (session 19 refill law)")
+    return ([_gemm_check_case("stagecheck", *row, note="warp-specialised pipeline at 2-3 stages (session 19 refill law)")
+             for row in STAGE_CHECKS_GEMM]
+            + _fa_table_cases("stagecheck", STAGE_CHECKS_FA,
+                              "one- or two-warpgroup attention, small K/V tiles (session 19 refill law)"))
+
+
+def _dtype_tag(dtype: str) -> str:
+    return "fp16" if dtype == "float16" else "bf16"
+
+
+def _gemm_check_case(prefix, M, N, K, bm, bn, bk, s, t, dt, sw, note) -> Case:
+    """The corpus GEMM (A and C in `dt`) of a check set, named
+    prefix_gemm_{fp16|bf16}_MxNxK_bm.._bn.._bk.._s.._t.._sw{0|1} and tagged with the prefix."""
+    return _mm_case(f"{prefix}_gemm_{_dtype_tag(dt)}_{M}x{N}x{K}_bm{bm}_bn{bn}_bk{bk}_s{s}_t{t}_sw{int(sw)}",
+                    _mm_params(M, N, K, bm, bn, bk, s, t, dt, dt, swizzle=sw),
+                    rtol=1e-2 if dt == "float16" else 2e-2, tags=(prefix,), note=note)
+
+
+def _fa_check_case(prefix, b, h, S, d, causal, bm, bn, s, t, note, dtype="float16", rtol=1e-2) -> Case:
+    """The corpus flash-attention forward of a check set, named
+    prefix_fa[_causal]_{fp16|bf16}_b.._h.._s.._d.._bm.._bn.._s.._t..."""
+    return _fa_case(f"{prefix}_fa{'_causal' if causal else ''}_{_dtype_tag(dtype)}_b{b}_h{h}_s{S}_d{d}_bm{bm}_bn{bn}_s{s}_t{t}",
+                    _fa_params(b, h, S, d, causal, bm, bn, s, t, dtype=dtype), rtol=rtol, note=note)
 
 
 def _fa_table_cases(prefix: str, table, note: str) -> list[Case]:
-    """The corpus flash-attention forward at each (batch, heads, seq_len, dim, causal, block_M,
-    block_N, stages, threads) of `table`, named prefix_fa[_causal]_fp16_b.._h.._s.._d.._bm.._bn.._s.._t..."""
-    return [_fa_case(f"{prefix}_fa{'_causal' if causal else ''}_fp16_b{b}_h{h}_s{S}_d{d}_bm{bm}_bn{bn}_s{s}_t{t}",
-                     _fa_params(b, h, S, d, causal, bm, bn, s, t), note=note)
-            for b, h, S, d, causal, bm, bn, s, t in table]
+    """_fa_check_case (fp16) at each (batch, heads, seq_len, dim, causal, block_M, block_N, stages,
+    threads) of `table`."""
+    return [_fa_check_case(prefix, *row, note=note) for row in table]
 
 
 # Session 20: written after model._schedule_followers (blocks that read the same loop tiles as an
@@ -1133,23 +1145,17 @@ def _blind_check_cases() -> list[Case]:
     import random
     rng = random.Random(20261204)
     out = []
+    note = "drawn at random from typical shapes and autotune tiles (session 20 blind check)"
     for _ in range(10):
         M, N, K = (rng.choice(_BLIND_MNK) for _ in range(3))
         bm, bn, bk, s, t = rng.choice(_BLIND_GEMM_TILES)
         dt, sw = rng.choice(("float16", "bfloat16")), rng.random() < 0.5
-        tag = "fp16" if dt == "float16" else "bf16"
-        out.append(_mm_case(f"blindcheck_gemm_{tag}_{M}x{N}x{K}_bm{bm}_bn{bn}_bk{bk}_s{s}_t{t}_sw{int(sw)}",
-                            _mm_params(M, N, K, bm, bn, bk, s, t, dt, dt, swizzle=sw),
-                            rtol=1e-2 if dt == "float16" else 2e-2, tags=("blindcheck",),
-                            note="drawn at random from typical shapes and autotune tiles (session 20 blind check)"))
+        out.append(_gemm_check_case("blindcheck", M, N, K, bm, bn, bk, s, t, dt, sw, note=note))
     for _ in range(8):
         b, h, S = rng.choice((1, 2, 4)), rng.choice((8, 16, 32)), rng.choice((1536, 2560, 3584))
         d, causal, dt = rng.choice((64, 128)), rng.random() < 0.5, rng.choice(("float16", "bfloat16"))
         bm, bn, s, t = rng.choice(_BLIND_FA_TILES)
-        tag = "fp16" if dt == "float16" else "bf16"
-        out.append(_fa_case(f"blindcheck_fa{'_causal' if causal else ''}_{tag}_b{b}_h{h}_s{S}_d{d}_bm{bm}_bn{bn}_s{s}_t{t}",
-                            _fa_params(b, h, S, d, causal, bm, bn, s, t, dtype=dt), rtol=2e-2,
-                            note="drawn at random from typical shapes and autotune tiles (session 20 blind check)"))
+        out.append(_fa_check_case("blindcheck", b, h, S, d, causal, bm, bn, s, t, note=note, dtype=dt, rtol=2e-2))
     return out
 
 
