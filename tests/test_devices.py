@@ -38,8 +38,10 @@ def test_h200_profile_overlays_measurements():
     assert cal.l2_bw > cal.dram_bw
     assert "measured" in cal.sources["dram_bw"]
     # the one-warpgroup efficiency is not fitted where gemm iterations follow the measured law
-    # (and the cost of a run-time branch test, fitted on the block-sparse probes: fit_branch_check.py)
-    assert cal.fitted and set(cal.fitted) == {"iteration_overhead_s", "load_latency_s", "data_branch_check_s"}
+    # (and the cost of a run-time branch test, fitted on the block-sparse probes: fit_branch_check.py;
+    # one block's uncontended stream rate, fitted on run 130's SiLU-mul grids: fit_block_stream.py)
+    assert cal.fitted and set(cal.fitted) == {"iteration_overhead_s", "load_latency_s", "data_branch_check_s",
+                                              "block_stream_bps"}
     assert cal.gemm_iteration_cycles > 0 and "gemm_pipe" in cal.sources["gemm_iteration_cycles"]
 
 

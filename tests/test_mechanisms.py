@@ -1272,7 +1272,7 @@ def _first_wave_chain(name, dev):
     r = tileroof.analyze(c.kernel, device=dev, **c.params)
     tm = r.timing
     wave = memory.launch_order(r.trace)[:tm.slots]
-    return r, model.block_chain(r.trace, r.counts, dev, tm.occupancy, tm.memory, wave)
+    return r, model.block_chain(r.trace, r.counts, dev, tm.occupancy, tm.memory, wave)[0]
 
 
 def test_block_chain_of_a_one_wave_copy_by_hand():
@@ -1321,3 +1321,34 @@ def test_block_chain_only_for_launches_without_a_pipelined_loop():
     c = CASES["tiny_gemm_fp16_512"]
     r = tileroof.analyze(c.kernel, device=dev, **c.params)
     assert "block chain" not in r.timing.resource_s and r.timing.bound.startswith("pipeline")
+
+
+def test_live_fragments_of_rmsnorm_by_hand():
+    # the 512-thread bf16 RMSNorm of an 8192 row: x (1 x 8192 float32, 32768 B) lives throughout;
+    # sq = x * x is written by element code and read only by the next op's reduce_sum, so it is
+    # not held; rstd (4 B) lives with x.  16 + ceil(32772 / 4 / 512) = 33 -> 40 registers (units of
+    # 8), 65536 // (40 x 512) = 3 blocks per SM (ptxas: 38 registers, Nsight: 3 blocks, recorded)
+    dev = devices.load("h200")
+    c = CASES["rmsnorm_bf16_8192x8192"]
+    r = tileroof.analyze(c.kernel, device=dev, **c.params)
+    assert model.live_fragment_bytes(r.trace) == 32768 + 4
+    occ = r.timing.occupancy
+    assert (occ.regs_per_thread, occ.blocks_per_sm, occ.limiter) == (40, 3, "registers")
+
+
+def test_later_waves_no_faster_than_the_uncontended_chain():
+    # SiLU-mul 16384 x 16384 at one block per SM: 16384 blocks, 132 in the first wave.  Each later
+    # block's chain, uncontended, is at least a round trip, its 64 KiB of loads and 32 KiB of stores at
+    # one block's stream rate, and its thread's 64 IEEE divisions (64 x 256 elements / 256 threads)
+    dev = devices.load("h200")
+    rate = dev.fitted["block_stream_bps"]
+    c = CASES["ew_silu_mul_fp16_16384"]
+    r = tileroof.analyze(c.kernel, device=dev, **c.params)
+    tm = r.timing
+    assert tm.slots == 132 and tm.bound == "block chain"
+    chain = model.dram_tile_round_trip(dev, 0.0) + 3 * 32768 / rate + 64 * dev.division_latency_s
+    assert tm.resource_s["block chain"] >= (16384 - 132) / 132 * chain
+    # without the fitted rate the later blocks take the roofline's share (the launch's DRAM)
+    dev0 = replace(dev, fitted={k: v for k, v in dev.fitted.items() if k != "block_stream_bps"})
+    r0 = tileroof.analyze(c.kernel, device=dev0, **c.params)
+    assert r0.timing.resource_s["block chain"] < 0.75 * tm.resource_s["block chain"]

@@ -36,6 +36,11 @@ from .trace import FRAGMENT, GLOBAL, LOCAL, SHARED, KernelTrace, dtype_bytes
 
 # registers a thread needs besides its share of the fragments (addresses, loop state, pipeline)
 BASE_REGS_PER_THREAD = 32
+# the same for a launch without a pipelined loop, whose fragments are counted by liveness
+# (live_fragment_bytes): the base that brings the most of the 100-odd recorded such launches to
+# ptxas's blocks per SM (benchmarks/register_check.py: 16 / 20 / 24 / 32 -> 72 / 76 / 85 / 93 of the
+# 707 launches off, against 94 with 32 + every fragment; session 21)
+BASE_REGS_LIVE = 16
 # TileLang on Hopper (wgmma targets) warp-specialises pipelined loops that copy global -> shared:
 # it adds one producer warpgroup (128 threads) and raises the register budget to fill the SM
 # (seen in Nsight Compute on the H200: 128 -> 256 launched threads, 240 registers, 1 block/SM).
@@ -163,6 +168,50 @@ def shared_allocation(trace: KernelTrace) -> int:
     return peak + always + -(-workspace // SMEM_ALIGN) * SMEM_ALIGN
 
 
+def live_fragment_bytes(trace: KernelTrace) -> int:
+    """The most fragment and thread-local bytes a block holds at once, for the register estimate of
+    a launch without a pipelined loop: a buffer lives from the first op that touches it to the last
+    (the whole loop for one touched inside a loop), the peak over the ops in program order (as
+    `shared_allocation` reads shared memory).  A fragment that element code writes and only the
+    next op's reductions read (RMSNorm's x * x before its T.reduce_sum) is not held: the compiler
+    reduces the values as it makes them (ptxas: 38 registers for the 512-thread bf16 RMSNorm of an
+    8192 row, where holding both fragments would take 48)."""
+    ops = trace.ops
+    loop_span: dict = {}
+    for i, rec in enumerate(ops):
+        for lid in rec.loops:
+            lo, hi = loop_span.get(lid, (i, i))
+            loop_span[lid] = (min(lo, i), max(hi, i))
+    sizes: dict = {}
+    for b in trace.buffers.values():
+        if b.scope in (FRAGMENT, LOCAL):
+            sizes[b.storage] = max(sizes.get(b.storage, 0), int(b.nbytes))
+    live: dict = {}
+    touches: dict = {}
+    for i, rec in enumerate(ops):
+        lo, hi = loop_span[rec.loops[0]] if rec.loops else (i, i)
+        for op in rec.operands:
+            if op.scope not in (FRAGMENT, LOCAL):
+                continue
+            st = trace.storage_of(op.buffer)
+            touches.setdefault(st, []).append((i, rec.kind, op.access == "read"))
+            a, b = live.get(st, (lo, hi))
+            live[st] = (min(a, lo), max(b, hi))
+    for st, t in touches.items():
+        writes = [(i, k) for i, k, read in t if not read]
+        reads = [(i, k) for i, k, read in t if read]
+        last_write = max((i for i, _ in writes), default=-1)
+        if (writes and reads and all(k == "elementwise" for _, k in writes)
+                and all(k == "reduce" and i == last_write + 1 for i, k in reads)):
+            live.pop(st)
+            sizes.pop(st, None)
+    always = sum(n for st, n in sizes.items() if st not in live)      # never touched by a record
+    peak = 0
+    for t in sorted({a for a, _ in live.values()}):   # the live set only grows at a lifetime's start
+        peak = max(peak, sum(sizes[st] for st, (a, b) in live.items() if a <= t <= b and st in sizes))
+    return peak + always
+
+
 def _element_gather_producer(trace: KernelTrace) -> bool:
     """A pipelined loop fills a shared tile element by element from global memory (a
     convolution's gathered, zero-padded input tile): no TMA can load it, so TileLang's warp
@@ -188,8 +237,13 @@ def occupancy(trace: KernelTrace, dev: Device) -> Occupancy:
         # without setmaxnreg every thread gets what the fragments need (a cp.async producer: as
         # many producer warps as consumers, one register allocation for all of them)
         launched = 2 * threads if gather else threads
-        regs = min(BASE_REGS_PER_THREAD + int(np.ceil(trace.fragment_bytes_per_block() / 4 / threads)),
-                   dev.max_regs_per_thread)
+        if any(op.pipeline for op in trace.ops):
+            # (a liveness reading here gives the grouped GEMMs ptxas's blocks per SM but moves their
+            # DRAM the wrong way: session 15, Tried and not kept)
+            regs = BASE_REGS_PER_THREAD + int(np.ceil(trace.fragment_bytes_per_block() / 4 / threads))
+        else:
+            regs = BASE_REGS_LIVE + int(np.ceil(live_fragment_bytes(trace) / 4 / threads))
+        regs = min(regs, dev.max_regs_per_thread)
         regs = int(np.ceil(regs / 8) * 8)       # registers are allocated in units of 8 per thread
     limits = {"blocks": dev.max_blocks_per_sm,
               "threads": dev.max_threads_per_sm // launched if launched else dev.max_blocks_per_sm}
@@ -387,8 +441,9 @@ def _op_compute_s(oc, dev: Device) -> float:
 
 
 def block_chain(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, mem, wave: np.ndarray):
-    """Seconds each block of the first wave (`wave`: their indices) takes, for a launch without a
-    pipelined loop; None where the device lacks the rates.
+    """(seconds each block of the first wave (`wave`: their indices) takes, seconds each of them
+    would take uncontended) for a launch without a pipelined loop; None where the device lacks the
+    rates.
 
     Nothing overlaps a block's phases but other blocks: each op runs after the one before it, so a
     block loads, waits for its data, computes, then stores (TileLang's T.copy to shared memory ends
@@ -403,7 +458,13 @@ def block_chain(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy,
     plus a DRAM round trip before each group of ops that read global memory (the first touch waits
     for its data; copies into registers issued back to back wait together) and the row reductions'
     latency.  The blocks after the first wave overlap each other's phases: model._timed gives them
-    the roofline's time for their share of the work.
+    the roofline's time for their share of the work, but no less than each SM's own chain takes
+    uncontended, the second array: the same phases with every op's bytes at one block's stream
+    rate (the profile's fitted block_stream_bps, benchmarks/fit_block_stream.py) in place of the
+    wave's DRAM share and its compute at the SM's share over its co-resident blocks (run 130: a
+    wave of the one-block-per-SM SiLU-mul takes 4.6-4.7 us from the second on, its bytes 3.2 us at
+    the DRAM rate, its division chain 1.9 us; the roofline overlapped the chain with other SMs'
+    memory, -30 %).
     tileroof.gpu.measure's probe_chain_* cases (run 109): a one-wave copy of 32 KiB per block takes
     3.7 us of body where its bytes at the copy bandwidth take 2.1."""
     if not (dev.dram_bw and trace.ops):
@@ -420,6 +481,9 @@ def block_chain(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy,
     wb_total = memory.flush_writeback(mem.dram_read, mem.dram_write + mem.dirty_at_end, dev.flush_dirty_bytes,
                                       dev.l2_bytes)
     first = np.zeros(n_first)
+    alone = np.zeros(n_first)
+    stream = dev.fitted.get("block_stream_bps", 0.0)
+    per_sm = min(occ.blocks_per_sm, -(-max(trace.num_blocks, 1) // dev.sm_count))
     loading = False                    # the previous op read global memory (its loads are in flight)
     for rec, oc in zip(trace.ops, counts.ops):
         execs = rec.per_block[wave]
@@ -441,13 +505,16 @@ def block_chain(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy,
         if rec.kind == "reduce":
             chain = chain + dev.reduce_latency_s * execs
         first += np.maximum(share * max(moved, comp) * n_first, chain)
+        if stream:
+            alone += np.maximum(np.maximum(share * (rd + wr) / stream, share * comp * n_first / per_sm), chain)
         reads = rd > 0
         if reads and not loading:
             first += np.where(execs > 0, rt, 0.0)
+            alone += np.where(execs > 0, rt, 0.0)
         # copies into registers issue their loads and go on (the next load joins them); a copy into
         # shared memory ends in a barrier, and element code uses what it loads
         loading = bool(reads and rec.kind == "copy" and rec.attrs.get("dst_scope") in (FRAGMENT, LOCAL))
-    return first
+    return first, (alone if stream else None)
 
 
 def consumer_compute(tensor: float, other: float) -> float:
@@ -1183,7 +1250,9 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
             f"no pipelined loop: each block loads, waits, computes and stores one op after another, and the "
             f"first wave's {min(nblocks, slots)} blocks start together and run those phases in lock-step (a DRAM "
             f"round trip before each group of loads, each phase at the wave's share of DRAM, L2 and the SMs, with "
-            f"its share of the timing flush's write-back); the blocks after it at the roofline: "
+            f"its share of the timing flush's write-back); the blocks after it at the roofline, but no faster than "
+            f"each SM runs its blocks' chains uncontended (their bytes at one block's stream rate, "
+            f"{dev.fitted.get('block_stream_bps', 0.0) / 1e9:.0f} GB/s fitted on run 130): "
             f"{timed[2]['block chain'] * 1e6:.2f} us (tileroof.gpu.measure's probe_chain_* cases, timeline sets 17-18)")
     if any(np.any(division_chain(rec, trace, dev)) for rec in trace.ops):
         if dev.division_latency_s:
@@ -1408,12 +1477,15 @@ def _timed(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, pipe
         imbalance = _schedule(per_block, order, slots) / balanced if balanced else 1.0
         res_body = {k: (v if k in ("dram", "l2") else v * imbalance) for k, v in res.items()}
         wave0 = order[:slots]
-        first = block_chain(trace, counts, dev, occ, mem, wave0)
-        if first is not None:
+        chained = block_chain(trace, counts, dev, occ, mem, wave0)
+        if chained is not None:
             # the first wave in lock-step, then the later blocks at the roofline's time for their
-            # share of the work
+            # share of the work, but no faster than each SM runs its own blocks' chains uncontended
+            first, alone = chained
             rest = 1.0 - float(np.sum(per_block_share(trace)[wave0]))
             t_rest = max(res_body.values(), default=0.0) * rest
+            if alone is not None and nblocks > len(wave0):
+                t_rest = max(t_rest, float(np.max(alone)) * (nblocks - len(wave0)) / slots)
             res_body["block chain"] = float(np.max(first, initial=0.0)) + t_rest
             res["block chain"] = res_body["block chain"]
     bound = max(res_body, key=res_body.get) if res_body else "launch"
