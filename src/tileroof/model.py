@@ -124,6 +124,36 @@ SMEM_ALIGN = 1024
 WARP_THREADS = 32
 
 
+def _lifetimes(trace: KernelTrace, scopes: tuple) -> dict:
+    """Storage -> (first op, last op) touching it, over the buffers of `scopes`, in program order; a
+    buffer touched inside a loop lives for the whole loop (from the loop's first op to its last)."""
+    ops = trace.ops
+    loop_span: dict = {}
+    for i, rec in enumerate(ops):
+        for lid in rec.loops:
+            lo, hi = loop_span.get(lid, (i, i))
+            loop_span[lid] = (min(lo, i), max(hi, i))
+    live: dict = {}
+    for i, rec in enumerate(ops):
+        lo, hi = loop_span[rec.loops[0]] if rec.loops else (i, i)
+        for op in rec.operands:
+            if op.scope in scopes:
+                st = trace.storage_of(op.buffer)
+                a, b = live.get(st, (lo, hi))
+                live[st] = (min(a, lo), max(b, hi))
+    return live
+
+
+def _peak_live(live: dict, sizes: dict) -> int:
+    """The most bytes live at once (`live`: storage -> lifetime, `sizes`: storage -> bytes), plus the
+    storages no op touches (alive throughout)."""
+    always = sum(n for st, n in sizes.items() if st not in live)
+    peak = 0
+    for t in sorted({a for a, _ in live.values()}):   # the live set only grows at a lifetime's start
+        peak = max(peak, sum(sizes[st] for st, (a, b) in live.items() if a <= t <= b and st in sizes))
+    return peak + always
+
+
 def shared_allocation(trace: KernelTrace) -> int:
     """Shared memory one block allocates, as TileLang lays it out: its shared buffers merged into
     one allocation in which buffers whose lifetimes do not overlap take the same space (the
@@ -138,34 +168,15 @@ def shared_allocation(trace: KernelTrace) -> int:
         if b.scope == SHARED:
             n = -(-int(b.nbytes * b.stages) // SMEM_ALIGN) * SMEM_ALIGN
             sizes[b.storage] = max(sizes.get(b.storage, 0), n)
-    ops = trace.ops
-    # each loop's first and last op
-    loop_span: dict = {}
-    for i, rec in enumerate(ops):
-        for lid in rec.loops:
-            lo, hi = loop_span.get(lid, (i, i))
-            loop_span[lid] = (min(lo, i), max(hi, i))
-    live: dict = {}
+    live = _lifetimes(trace, (SHARED,))
     workspace = 0
     accumulators = gemm_accumulators(trace)
-    for i, rec in enumerate(ops):
-        lo, hi = loop_span[rec.loops[0]] if rec.loops else (i, i)
-        for op in rec.operands:
-            if op.scope != SHARED:
-                continue
-            st = trace.storage_of(op.buffer)
-            a, b = live.get(st, (lo, hi))
-            live[st] = (min(a, lo), max(b, hi))
+    for rec in trace.ops:
         if rec.kind == "reduce" and rec.operands:
             row_threads, _ = reduce_row_threads(rec, trace.threads_per_block, accumulators)
             if row_threads > WARP_THREADS:
                 workspace = max(workspace, 4 * trace.threads_per_block)
-    always = sum(n for st, n in sizes.items() if st not in live)      # never touched by a record
-    peak = 0
-    bounds = sorted({a for a, _ in live.values()})
-    for t in bounds:                              # the live set only grows at a lifetime's start
-        peak = max(peak, sum(sizes[st] for st, (a, b) in live.items() if a <= t <= b and st in sizes))
-    return peak + always + -(-workspace // SMEM_ALIGN) * SMEM_ALIGN
+    return _peak_live(live, sizes) + -(-workspace // SMEM_ALIGN) * SMEM_ALIGN
 
 
 def live_fragment_bytes(trace: KernelTrace) -> int:
@@ -176,27 +187,16 @@ def live_fragment_bytes(trace: KernelTrace) -> int:
     next op's reductions read (RMSNorm's x * x before its T.reduce_sum) is not held: the compiler
     reduces the values as it makes them (ptxas: 38 registers for the 512-thread bf16 RMSNorm of an
     8192 row, where holding both fragments would take 48)."""
-    ops = trace.ops
-    loop_span: dict = {}
-    for i, rec in enumerate(ops):
-        for lid in rec.loops:
-            lo, hi = loop_span.get(lid, (i, i))
-            loop_span[lid] = (min(lo, i), max(hi, i))
     sizes: dict = {}
     for b in trace.buffers.values():
         if b.scope in (FRAGMENT, LOCAL):
             sizes[b.storage] = max(sizes.get(b.storage, 0), int(b.nbytes))
-    live: dict = {}
+    live = _lifetimes(trace, (FRAGMENT, LOCAL))
     touches: dict = {}
-    for i, rec in enumerate(ops):
-        lo, hi = loop_span[rec.loops[0]] if rec.loops else (i, i)
+    for i, rec in enumerate(trace.ops):
         for op in rec.operands:
-            if op.scope not in (FRAGMENT, LOCAL):
-                continue
-            st = trace.storage_of(op.buffer)
-            touches.setdefault(st, []).append((i, rec.kind, op.access == "read"))
-            a, b = live.get(st, (lo, hi))
-            live[st] = (min(a, lo), max(b, hi))
+            if op.scope in (FRAGMENT, LOCAL):
+                touches.setdefault(trace.storage_of(op.buffer), []).append((i, rec.kind, op.access == "read"))
     for st, t in touches.items():
         writes = [(i, k) for i, k, read in t if not read]
         reads = [(i, k) for i, k, read in t if read]
@@ -205,11 +205,7 @@ def live_fragment_bytes(trace: KernelTrace) -> int:
                 and all(k == "reduce" and i == last_write + 1 for i, k in reads)):
             live.pop(st)
             sizes.pop(st, None)
-    always = sum(n for st, n in sizes.items() if st not in live)      # never touched by a record
-    peak = 0
-    for t in sorted({a for a, _ in live.values()}):   # the live set only grows at a lifetime's start
-        peak = max(peak, sum(sizes[st] for st, (a, b) in live.items() if a <= t <= b and st in sizes))
-    return peak + always
+    return _peak_live(live, sizes)
 
 
 def _element_gather_producer(trace: KernelTrace) -> bool:
