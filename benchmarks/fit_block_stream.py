@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import math
-import statistics
 from dataclasses import replace
 
 from tileroof import counts as counts_mod
@@ -25,6 +23,8 @@ from tileroof import devices, model
 from tileroof.corpus import CASES
 from tileroof.ir import trace as walk
 from tileroof.score import DEFAULT_RESULTS, load_records
+
+from fit_branch_check import objective      # benchmarks/fit_branch_check.py: mean |log(pred/meas)|
 
 FIT = ("overlapcheck_silu_mul_fp16_1536x2816_64x256_t256", "overlapcheck_silu_mul_fp16_3072x2816_64x256_t256",
        "overlapcheck_silu_mul_fp16_12288x2816_64x256_t256", "overlapcheck_silu_mul_fp16_36864x2816_64x256_t256")
@@ -46,10 +46,6 @@ def cases(names=FIT):
 
 def with_rate(dev, bps: float):
     return replace(dev, fitted={**dev.fitted, "block_stream_bps": bps})
-
-
-def objective(rows, dev) -> float:
-    return statistics.fmean(abs(math.log(model.estimate(tr, c, dev).time_s / meas)) for _, tr, c, meas in rows)
 
 
 def main(argv=None) -> int:
