@@ -15,7 +15,6 @@ RMSNorm, softmax ...) is out of the fit and `tileroof score` reports it.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 from dataclasses import replace
 
 from tileroof import counts as counts_mod
@@ -66,15 +65,12 @@ def main(argv=None) -> int:
         t = model.estimate(tr, c, dev)
         print(f"  {name:52s} measured {meas * 1e6:8.1f} us  predicted {t.time_s * 1e6:8.1f} us  {t.time_s / meas - 1:+6.1%}")
     if a.write:
-        from fit_model import write_fitted      # benchmarks/fit_model.py: the profile's [fitted] tables
+        from fit_model import write_to_profile      # benchmarks/fit_model.py: the profile's [fitted] tables
 
-        prof = devices.profiles_dir() / f"{a.device}.toml"
-        stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        method = ("grid search of one block's uncontended stream rate in the later waves of a launch without a "
-                  "pipelined loop, minimising mean |log(pred/meas)| over run 130's one-block-per-SM SiLU-mul grids "
-                  f"(2-48 waves), benchmarks/fit_block_stream.py, {stamp}")
-        write_fitted(prof, {"block_stream_bps": (f"{best * 1e9:.4g}", method, ", ".join(n for n, *_ in rows))})
-        print(f"wrote [fitted.block_stream_bps] into {prof}")
+        write_to_profile(a.device, {"block_stream_bps": f"{best * 1e9:.4g}"},
+                         "grid search of one block's uncontended stream rate in the later waves of a launch without a "
+                         "pipelined loop, minimising mean |log(pred/meas)| over run 130's one-block-per-SM SiLU-mul "
+                         "grids (2-48 waves), benchmarks/fit_block_stream.py", ", ".join(n for n, *_ in rows))
     return 0
 
 

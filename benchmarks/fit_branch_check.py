@@ -18,7 +18,6 @@ measured on them like a calibration, not validated on another kernel.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import math
 import statistics
 from dataclasses import replace
@@ -72,15 +71,12 @@ def main(argv=None) -> int:
         print(f"  {name:52s} measured {meas * 1e6:8.1f} us  predicted {t.time_s * 1e6:8.1f} us  "
               f"{t.time_s / meas - 1:+6.1%}  ({t.pipeline.get('branch_checks_per_trip')} tests a trip)")
     if a.write:
-        from fit_model import write_fitted      # benchmarks/fit_model.py: the profile's [fitted] tables
+        from fit_model import write_to_profile      # benchmarks/fit_model.py: the profile's [fitted] tables
 
-        prof = devices.profiles_dir() / f"{a.device}.toml"
-        stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        method = ("grid search of the cost of one run-time branch test in a pipelined loop, minimising mean "
-                  "|log(pred/meas)| over the block-sparse density probes (runs 72-73), "
-                  f"benchmarks/fit_branch_check.py, {stamp}")
-        write_fitted(prof, {"data_branch_check_s": (f"{best * 1e-9:.4g}", method, ", ".join(n for n, *_ in rows))})
-        print(f"wrote [fitted.data_branch_check_s] into {prof}")
+        write_to_profile(a.device, {"data_branch_check_s": f"{best * 1e-9:.4g}"},
+                         "grid search of the cost of one run-time branch test in a pipelined loop, minimising mean "
+                         "|log(pred/meas)| over the block-sparse density probes (runs 72-73), "
+                         "benchmarks/fit_branch_check.py", ", ".join(n for n, *_ in rows))
     return 0
 
 

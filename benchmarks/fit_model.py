@@ -50,6 +50,16 @@ def write_fitted(prof: Path, tables: dict) -> None:
     prof.write_text(text)
 
 
+def write_to_profile(device: str, values: dict, method: str, names: str) -> Path:
+    """write_fitted into `device`'s profile: NAME -> value as TOML, each with `method` (the date
+    appended) and the fit cases' `names`; returns the profile's path."""
+    prof = devices.profiles_dir() / f"{device}.toml"
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    write_fitted(prof, {k: (v, f"{method}, {stamp}", names) for k, v in values.items()})
+    print(f"wrote [fitted.{', '.join(values)}] into {prof}")
+    return prof
+
+
 def fit_cases():
     out = []
     for name, rec in load_records(DEFAULT_RESULTS).items():
@@ -89,13 +99,9 @@ def main(argv=None) -> int:
     for k, v in fitted.items():
         print(f"  {k} = {v:.4g}")
     if a.write:
-        prof = devices.profiles_dir() / f"{a.device}.toml"
-        stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        names = ", ".join(n for n, *_ in cases)
-        method = (f"grid search minimising mean |log(pred/meas)| over the fit split ({len(cases)} cases), "
-                  f"benchmarks/fit_model.py, {stamp}")
-        write_fitted(prof, {k: (repr(v), method, names) for k, v in fitted.items()})
-        print(f"wrote [fitted] into {prof}")
+        write_to_profile(a.device, {k: repr(v) for k, v in fitted.items()},
+                         f"grid search minimising mean |log(pred/meas)| over the fit split ({len(cases)} cases), "
+                         "benchmarks/fit_model.py", ", ".join(n for n, *_ in cases))
     return 0
 
 

@@ -479,7 +479,7 @@ def block_chain(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy,
     first = np.zeros(n_first)
     alone = np.zeros(n_first)
     stream = dev.fitted.get("block_stream_bps", 0.0)
-    per_sm = min(occ.blocks_per_sm, -(-max(trace.num_blocks, 1) // dev.sm_count))
+    per_sm = resident_blocks(trace, dev, occ)
     loading = False                    # the previous op read global memory (its loads are in flight)
     for rec, oc in zip(trace.ops, counts.ops):
         execs = rec.per_block[wave]
@@ -505,8 +505,9 @@ def block_chain(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy,
             alone += np.maximum(np.maximum(share * (rd + wr) / stream, share * comp * n_first / per_sm), chain)
         reads = rd > 0
         if reads and not loading:
-            first += np.where(execs > 0, rt, 0.0)
-            alone += np.where(execs > 0, rt, 0.0)
+            trip = np.where(execs > 0, rt, 0.0)
+            first += trip
+            alone += trip
         # copies into registers issue their loads and go on (the next load joins them); a copy into
         # shared memory ends in a barrier, and element code uses what it loads
         loading = bool(reads and rec.kind == "copy" and rec.attrs.get("dst_scope") in (FRAGMENT, LOCAL))
@@ -1117,7 +1118,7 @@ def block_stagger(trace: KernelTrace, dev: Device, occ: Occupancy) -> float:
     the profile's step (n blocks per SM, warps resident on the SM; tileroof.gpu.timeline sets 13, 14
     and 16, benchmarks/stagger.py: c 0.12-0.69 over 2-8 blocks per SM, the step per block and warp
     0.0048, derive.stagger_entry).  0 with one block per SM."""
-    per_sm = min(occ.blocks_per_sm, -(-max(trace.num_blocks, 1) // dev.sm_count))
+    per_sm = resident_blocks(trace, dev, occ)
     if per_sm < 2 or not dev.block_stagger_per_warp:
         return 0.0
     warps = per_sm * -(-occ.threads_per_block // 32)

@@ -1078,7 +1078,8 @@ def _stage_check_cases() -> list[Case]:
 
 
 def _dtype_tag(dtype: str) -> str:
-    return "fp16" if dtype == "float16" else "bf16"
+    """The short dtype name of a check case's name (fp16, bf16, fp32)."""
+    return {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32"}[dtype]
 
 
 def _gemm_check_case(prefix, M, N, K, bm, bn, bk, s, t, dt, sw, note) -> Case:
@@ -1561,8 +1562,7 @@ def _overlap_check_cases() -> list[Case]:
     tags = ("overlapcheck", "extra")
     for dt, bm, threads, groups in OVERLAP_CHECKS_SILU:
         p = dict(M=bm * 12 * groups, N=256 * 11, block_M=bm, block_N=256, threads=threads, dtype=dt)
-        tag = {"float16": "fp16", "float32": "fp32"}[dt]
-        out.append(Case(f"overlapcheck_silu_mul_{tag}_{p['M']}x{p['N']}_{bm}x256_t{threads}", silu_mul, p,
+        out.append(Case(f"overlapcheck_silu_mul_{_dtype_tag(dt)}_{p['M']}x{p['N']}_{bm}x256_t{threads}", silu_mul, p,
                         _inputs_2d(2), _ref_silu_mul, _ew_expected(p, 2, sfu_per_elem=1),
                         rtol=2e-3 if dt == "float16" else 1e-5, tags=("elementwise", dt) + tags,
                         note=f"{132 * groups} blocks, an IEEE division per element"))
