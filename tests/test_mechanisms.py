@@ -1336,6 +1336,25 @@ def test_live_fragments_of_rmsnorm_by_hand():
     assert (occ.regs_per_thread, occ.blocks_per_sm, occ.limiter) == (40, 3, "registers")
 
 
+def test_loads_in_flight_by_hand():
+    # fp32 add, 32 x 256 tile, 256 threads: each thread loads 32 elements of A and of B before its
+    # first add (ptxas hoists the unrolled loads): 2 x 32 x 4 B = 256 B a thread, 64 registers.
+    # 16 + 64 = 80 registers, 65536 // (80 x 256) = 3 blocks per SM (ptxas 72 registers, Nsight 3)
+    dev = devices.load("h200")
+    c = CASES["ew_add_fp32_2048"]
+    r = tileroof.analyze(c.kernel, device=dev, **c.params)
+    assert model.live_fragment_bytes(r.trace) == 2 * 32 * 256 * 4
+    occ = r.timing.occupancy
+    assert (occ.regs_per_thread, occ.blocks_per_sm, occ.limiter) == (80, 3, "registers")
+    # a 64 x 256 fp16 tile copied global -> shared -> global by 256 threads through registers: one
+    # tile's 32 KiB in flight at a time, 128 B a thread: 16 + 32 = 48 registers, 5 blocks per SM
+    # (ptxas 42 registers, Nsight 5)
+    c = CASES["copy_tile_fp16_2048"]
+    r = tileroof.analyze(c.kernel, device=dev, **c.params)
+    assert model.live_fragment_bytes(r.trace) == 64 * 256 * 2
+    assert (r.timing.occupancy.regs_per_thread, r.timing.occupancy.blocks_per_sm) == (48, 5)
+
+
 def test_later_waves_no_faster_than_the_uncontended_chain():
     # SiLU-mul 16384 x 16384 at one block per SM: 16384 blocks, 132 in the first wave.  Each later
     # block's chain, uncontended, is at least a round trip, its 64 KiB of loads and 32 KiB of stores at

@@ -201,10 +201,37 @@ def live_fragment_bytes(trace: KernelTrace) -> int:
         writes = [(i, k) for i, k, read in t if not read]
         reads = [(i, k) for i, k, read in t if read]
         last_write = max((i for i, _ in writes), default=-1)
-        if (writes and reads and all(k == "elementwise" for _, k in writes)
+        if (writes and reads and all(k in ("elementwise", "copy") for _, k in writes)
                 and all(k == "reduce" and i == last_write + 1 for i, k in reads)):
             live.pop(st)
             sizes.pop(st, None)
+    # Loads in flight: TileLang unrolls a thread's share of a tile and ptxas issues every load
+    # before the first use, so the loaded values are live together (in the loaded dtype, packed)
+    #  - element code that reads global memory straight into its math (C[i, j] = A[i, j] + B[i, j]
+    #    in a T.Parallel): every such operand's share (ptxas: 72 registers for a 32x256 fp32 add
+    #    of 256 threads, 110 for the three-input FMA, 254 for a 128x256 fp16 add of 128 threads);
+    #  - a T.copy between global and shared memory outside a pipelined loop, which goes through
+    #    registers: its tile (42-44 registers for 128 B a thread);
+    #  - a T.copy from global into a fragment that only the next op's reduction reads (dropped
+    #    above): its loaded values (the bf16 row_absmax: 30 registers, not the fp32 fragment's 48)
+    for i, rec in enumerate(trace.ops):
+        if not rec.executions:
+            continue
+        held = 0.0
+        if rec.kind == "elementwise" and rec.attrs.get("parallel_elements"):
+            held = sum(o.elements * dtype_bytes(o.dtype) for o in rec.operands
+                       if o.scope == GLOBAL and o.access == "read" and o.element)
+            held *= rec.attrs["parallel_elements"] / rec.executions
+        elif rec.kind == "copy" and not rec.pipeline:
+            src, dst = rec.attrs.get("src_scope"), rec.attrs.get("dst_scope")
+            dropped = dst in (FRAGMENT, LOCAL) and not any(
+                trace.storage_of(o.buffer) in live for o in rec.operands if o.scope == dst)
+            if {src, dst} == {GLOBAL, SHARED} or (src == GLOBAL and dropped):
+                held = sum(o.elements * dtype_bytes(o.dtype) for o in rec.operands
+                           if o.scope == GLOBAL) / rec.executions
+        if held:
+            key = ("loads in flight", i)
+            live[key], sizes[key] = (i, i), int(held)
     return _peak_live(live, sizes)
 
 

@@ -1062,7 +1062,8 @@ class Walker:
             self._unmodeled(name, m_exec * cnt, "operation in element code not modelled")
         self.ops.append(OpRecord(
             kind="elementwise", label=label, executions=n, per_block=per_block,
-            operands=tuple(operands), attrs={**(self._simt_attrs(m, n) if simt else {}), **self._pipeline_attrs()},
+            operands=tuple(operands), attrs={**(self._simt_attrs(m, n) if simt else {}), **self._pipeline_attrs(),
+                                             **({"parallel_elements": par_extent} if not simt else {})},
             ops_per_exec=dict(arith.ops), pipeline_stages=self.stages,
             pipeline=self.pipeline, loops=tuple(self._serial_loops)))
 
