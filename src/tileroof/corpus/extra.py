@@ -31,8 +31,8 @@ from .gemv import gemv_tiled
 from .misc import _transpose_inputs, _transpose_ref, transpose_op
 from .norm import (_ln_inputs, _ln_ref_for, _rms_inputs, _rms_ref_for, _softmax_inputs,
                    _softmax_ref, layer_norm, rms_norm, softmax)
-from .elementwise import (_ew_expected, _inputs_2d, _ref_add, _ref_copy, _ref_gelu, _ref_silu_mul, elementwise_add,
-                          gelu_tanh, silu_mul, tile_copy)
+from .elementwise import (_ew_expected, _inputs_2d, _ref_add, _ref_copy, _ref_fma, _ref_gelu, _ref_silu_mul,
+                          elementwise_add, elementwise_fma, gelu_tanh, silu_mul, tile_copy)
 from .reduce import _absmax_inputs, _reduce_expected, _ref_absmax, _ref_rowsum, _row_inputs, row_absmax, row_reduce
 
 FP8_E4M3_MAX = 448.0
@@ -1542,7 +1542,33 @@ def cases() -> list[Case]:
             + _spill_cases() + _stagger_check_cases() + _wave_split_probes() + _apart_check_cases()
             + _occupancy_check_cases() + _tiny_cases() + chain_probes() + _chain_check_cases()
             + _chain_check_cases("chaincheck2") + _stage_check_cases() + _sparse_check_cases()
-            + _follow_check_cases() + _blind_check_cases() + _overlap_check_cases())
+            + _follow_check_cases() + _blind_check_cases() + _overlap_check_cases() + _register_check_cases())
+
+
+# Session 22: element-wise launches whose blocks per SM the loads in flight set (model.live_fragment_bytes:
+# ptxas hoists a thread's unrolled loads before its math): tiles and thread counts the corpus lacked,
+# 1 to 10 blocks per SM by the estimate, grids of many waves; predicted before they ran.
+REGISTER_CHECKS = [  # (kernel, dtype, M, N, block_M, threads)
+    ("add", "float16", 8192, 4096, 64, 128), ("add", "float16", 8192, 4096, 32, 128),
+    ("add", "float32", 4096, 4096, 64, 256), ("add", "float32", 4096, 4096, 16, 256),
+    ("fma", "float32", 4096, 4096, 32, 128), ("copy", "float16", 8192, 4096, 128, 256),
+    ("copy", "float16", 8192, 4096, 32, 128), ("fma", "float16", 8192, 4096, 64, 256)]
+
+
+def _register_check_cases() -> list[Case]:
+    out = []
+    tags = ("regcheck", "extra")
+    kernels = {"add": (elementwise_add, 2, _ref_add, 1), "fma": (elementwise_fma, 3, _ref_fma, 2),
+               "copy": (tile_copy, 1, _ref_copy, 0)}
+    for kind, dt, M, N, bm, threads in REGISTER_CHECKS:
+        fn, n_in, ref, flops = kernels[kind]
+        p = dict(M=M, N=N, block_M=bm, block_N=256, threads=threads, dtype=dt)
+        out.append(Case(f"regcheck_{kind}_{_dtype_tag(dt)}_{M}x{N}_{bm}x256_t{threads}", fn, p, _inputs_2d(n_in), ref,
+                        _ew_expected(p, n_in, flops_per_elem=flops, sfu_per_elem=0),
+                        rtol=0.0 if kind == "copy" else (1e-5 if dt == "float32" else 2e-3),
+                        tags=(("copy" if kind == "copy" else "elementwise"), dt) + tags,
+                        note=f"{cdiv(M, bm) * cdiv(N, 256)} blocks, {bm * 256 // threads} elements a thread"))
+    return out
 
 
 # Session 21: launches without a pipelined loop whose blocks run a long IEEE division chain between
