@@ -32,6 +32,8 @@ What is written into src/tileroof/devices/profiles/<device>.toml, before its [fi
   [measured.gemm_wait_cycles]     } from an attn_pipe-*.json run (tileroof.gpu.attn_pipe): what a second gemm
   [measured.gemm_wait_cycles_overlapped] } adds to a pipelined iteration's fixed cost, one / several consumer
                                     warpgroups (its fixed cycles less the profile's gemm_iteration_cycles*)
+  [measured.block_stream_gbps]     from a blockstream-*.json run (tileroof.gpu.blockstream): one block's
+                                  stream rate with the rest of the GPU idle (derive.block_stream_entry)
   [measured.timing_flush_dirty_mb]      } from a flushwb-*.json run (tileroof.gpu.flushwb): the L2 lines the
   [measured.flush_writeback_ns_per_mb]  } harness's flush leaves dirty, what their write-back costs a timed
   [measured.dram_bandwidth_by_read_share] } kernel by its DRAM read share, DRAM bandwidth by read share
@@ -109,6 +111,9 @@ def main(argv=None) -> int:
             continue
         if run.get("schema") == "tileroof.divchain/1":
             tables.update(derive.division_entry(run, _where(path, run)))
+            continue
+        if run.get("schema") == "tileroof.blockstream/1":
+            tables.update(derive.block_stream_entry(run, _where(path, run)))
             continue
         if run.get("schema") == "tileroof.flushwb/1":
             tables.update(derive.flushwb_entries(run, _where(path, run)))

@@ -392,6 +392,28 @@ def division_entry(run: dict, where: str) -> dict:
                                             "method": method, "kernel_values": [round(v, 3) for v in vals]}}
 
 
+UNCONTENDED_BLOCKS = (1, 8, 33)    # blockstream grids that leave the memory system to those blocks
+
+
+def block_stream_entry(run: dict, where: str) -> dict:
+    """block_stream_gbps from a blockstream run: one block's stream rate (bytes over the slope of
+    kernel time against the block's bytes), median over the element-wise add and the tile copy
+    at the grids of UNCONTENDED_BLOCKS blocks (one an SM, the rest of the GPU idle); the full-wave
+    grid's rate is reported beside it, not used."""
+    rows = [r for r in run.get("results", []) if r.get("stream_bps")]
+    vals = [r["stream_bps"] for r in rows if r["blocks"] in UNCONTENDED_BLOCKS]
+    if not vals:
+        return {}
+    seen = "; ".join(f"{r['kernel']} G={r['blocks']}: {r['stream_bps'] / 1e9:.1f}" for r in rows)
+    method = ("tileroof.gpu.blockstream: the corpus element-wise add (fp16, element loads) and tile copy "
+              f"(global -> shared -> global), {run.get('threads')} threads, {run.get('cols')} columns and "
+              f"{'/'.join(map(str, run.get('rows', [])))} rows a block, G blocks of one wave; per kernel and G "
+              "the block's bytes over the slope of event-timed kernel time (L2 flushed) against them; median "
+              f"over the two kernels at G = {', '.join(map(str, UNCONTENDED_BLOCKS))} ({seen} GB/s) [{where}]")
+    return {"block_stream_gbps": {"value": round(statistics.median(vals) / 1e9, 2), "unit": "GB/s",
+                                  "method": method, "kernel_values": [round(v / 1e9, 2) for v in vals]}}
+
+
 SHORT_LAUNCH_US = 50.0     # launches this short finish before the power limiter pulls the clock down
 
 
