@@ -29,19 +29,11 @@ def bytes_per_block(kernel: str, rows: int) -> int:
     return (3 if kernel == "add" else 2) * rows * COLS * 2
 
 
-def fit_line(xs, ys):
-    """Least-squares (slope, intercept) of ys against xs."""
-    n = len(xs)
-    mx, my = sum(xs) / n, sum(ys) / n
-    sxx = sum((x - mx) ** 2 for x in xs)
-    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
-    return slope, my - slope * mx
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, required=True)
     a = ap.parse_args(argv)
+    import numpy as np
     import torch
 
     from ..corpus.elementwise import elementwise_add, tile_copy
@@ -66,7 +58,6 @@ def main(argv=None) -> int:
             if kernel == "add":
                 B = torch.randn_like(A)
                 fn = lambda k=k, A=A, B=B, out=out: k(A, B, out)      # noqa: E731
-                ok = None
                 fn()
                 ok = bool(torch.allclose(out, A + B))
             else:
@@ -84,7 +75,7 @@ def main(argv=None) -> int:
                    if (kernel, g, r) in times and times[(kernel, g, r)]["correct"]]
             if len(pts) < 3:
                 continue
-            slope, icpt = fit_line([p[0] for p in pts], [p[1] for p in pts])
+            slope, icpt = (float(v) for v in np.polyfit([p[0] for p in pts], [p[1] for p in pts], 1))
             row = {"kernel": kernel, "blocks": g, "points": [[b, t] for b, t in pts],
                    "slope_s_per_byte": slope, "intercept_s": icpt,
                    "stream_bps": (1.0 / slope) if slope > 0 else None}
