@@ -1371,3 +1371,31 @@ def test_later_waves_no_faster_than_the_uncontended_chain():
     dev0 = replace(dev, fitted={k: v for k, v in dev.fitted.items() if k != "block_stream_bps"})
     r0 = tileroof.analyze(c.kernel, device=dev0, **c.params)
     assert r0.timing.resource_s["block chain"] < 0.75 * tm.resource_s["block chain"]
+
+
+def test_gathered_row_index_read_once_per_row_from_dram():
+    # Out[i, d] = Tab[Idx[bx * 64 + i], d] in T.Parallel(64, D): each thread re-reads its row's index
+    # for every column it writes, so the walk counts 64 x D index loads a block (what the threads
+    # issue), but the block's distinct index bytes are 64 x 4 B: DRAM reads each once (Idx's size),
+    # not once per column.  The 8 MiB table fits the L2: read from DRAM once.
+    import tilelang
+    import tilelang.language as T
+
+    @tilelang.jit
+    def gather(R, NROWS, D, BI=64, threads=256):
+        @T.prim_func
+        def main(Tab: T.Tensor((NROWS, D), "bfloat16"), Idx: T.Tensor((R,), "int32"),
+                 Out: T.Tensor((R, D), "bfloat16")):
+            with T.Kernel(R // BI, threads=threads) as bx:
+                S = T.alloc_shared((BI, D), "bfloat16")
+                for i, d in T.Parallel(BI, D):
+                    S[i, d] = Tab[Idx[bx * BI + i], d]
+                T.copy(S, Out[bx * BI, 0])
+        return main
+
+    R, NROWS, D = 1 << 16, 8192, 512
+    r = tileroof.analyze(gather, device="h200", R=R, NROWS=NROWS, D=D)
+    ops = {o.buffer: o for o in r.timing.memory.per_operand}
+    assert ops["Idx"].issued == R * D * 4
+    assert ops["Idx"].dram == R * 4
+    assert ops["Tab"].dram == NROWS * D * 2

@@ -1011,7 +1011,9 @@ class Walker:
         for ax in par_loops:
             par_extent *= max(ax.max_extent, 1)
 
-        def varies_in_parallel(indices, memo) -> bool:
+        def parallel_axes_used(indices, memo) -> set:
+            """ids of the T.Parallel loops whose variables the indices read"""
+            used = set()
             for k, i in enumerate(indices):
                 if not isinstance(i, tirx.PrimExpr):
                     continue
@@ -1020,9 +1022,28 @@ class Walker:
                     loops = affine.loop_vars_in(i, self.env).values()      # lets followed
                 else:
                     loops = lin.loops.values()
-                if any(id(ax) in par_axes for ax in loops):
-                    return True
-            return False
+                used.update(id(ax) for ax in loops if id(ax) in par_axes)
+            return used
+
+        def varies_in_parallel(indices, memo) -> bool:
+            return bool(parallel_axes_used(indices, memo))
+
+        def broadcast_extent(info, indices, memo) -> float:
+            """A global load that some T.Parallel loops do not index (a gather's row index, read
+            for every column; a bias W[j] read for every row) reads each of its distinct elements
+            once per iteration of those loops: the block re-reads the same bytes that many times.
+            1 where every parallel loop indexes it, or where none does (counted once per thread
+            already, see elements)."""
+            if simt or par_extent <= 1 or info.scope != GLOBAL:
+                return 1.0
+            used = parallel_axes_used(indices, memo)
+            if not used:
+                return 1.0
+            rest = 1
+            for ax in par_loops:
+                if id(ax) not in used:
+                    rest *= max(ax.max_extent, 1)
+            return float(rest)
 
         def elements(info, indices, memo):
             if info.scope in (FRAGMENT, LOCAL):
@@ -1057,7 +1078,8 @@ class Walker:
             stride = self._thread_stride(info, indices, memo)
             key = self._element_footprint(info, indices, m, memo) if info.scope == GLOBAL else None
             operands.append(Operand(info.name, info.scope, info.dtype, kind, (1,), elements(info, indices, memo),
-                                    block_start=key, access_stride=stride, element=True))
+                                    block_start=key, access_stride=stride, element=True,
+                                    reuse_in_block=broadcast_extent(info, indices, memo) if kind == "read" else 1.0))
         for name, cnt in arith.unknown.items():
             self._unmodeled(name, m_exec * cnt, "operation in element code not modelled")
         self.ops.append(OpRecord(
