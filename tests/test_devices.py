@@ -93,3 +93,34 @@ def test_device_files_are_reread_when_they_change(tmp_path):
     st = path.stat()
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
     assert devices.load(str(path)).sm_count == 100 and first.sm_count == 132
+
+
+def test_h100_carries_the_h200_profile_by_datasheet_ratios():
+    # the H100 SXM has no profile of its own; it is the H200's chip (GH100, 132 SMs at 1980 MHz) with
+    # HBM3 at 3350 GB/s instead of HBM3e at 4800 and a 50 MB L2 instead of 60, so the H200's
+    # measurements carry over: DRAM rates x 3350 / 4800, L2 reuse distances x 50 / 60, the tensor
+    # rates x 989.4 / 989.5 (the two datasheets' fp16 peaks), SM cycles kept
+    import tomllib
+    h200 = devices.load("h200")
+    prof = tomllib.loads((devices.profiles_dir() / "h200.toml").read_text())["measured"]
+    h100 = devices.load("h100_sxm")
+    assert "transferred" in h100.origin
+    assert h100.dram_bw == pytest.approx(prof["dram_bandwidth_gbps"]["value"] * 1e9 * 3350 / 4800)
+    assert h100.tensor_rate("fp16") == pytest.approx(prof["tensor_tflops_fp16"]["value"] * 1e12 * 989.4 / 989.5)
+    assert h100.l2_hit_curve[0][0] == pytest.approx(prof["l2_reuse_hit_curve"]["value"][0][0] * 50 / 60)
+    assert h100.l2_hit_curve[0][1] == h200.l2_hit_curve[0][1]
+    assert h100.gemm_iteration_cycles == h200.gemm_iteration_cycles
+    assert h100.flush_dirty_bytes == pytest.approx(h200.flush_dirty_bytes * 50 / 60)
+    # a 32 KiB tile from every SM per iteration cannot beat the H100's DRAM read rate
+    read = prof["dram_read_triton_gbps"]["value"] * 1e9 * 3350 / 4800
+    assert h100.dram_stream[-1][2] == pytest.approx(32768 * 132 / read)
+    # the catalog numbers alone where asked, and for another architecture
+    assert devices.load("h100_sxm", calibrated=False).dram_bw == 3350e9
+    assert "transferred" not in devices.load("a100_80gb").origin
+
+
+def test_every_measured_key_has_a_transfer_rule():
+    import tomllib
+    prof = tomllib.loads((devices.profiles_dir() / "h200.toml").read_text())["measured"]
+    rules = tomllib.loads((devices.profiles_dir().parent / "transfer.toml").read_text())["rules"]
+    assert set(prof) <= set(rules)

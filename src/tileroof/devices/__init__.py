@@ -369,6 +369,11 @@ def _load_catalog(key: str, calibrated: bool, stamps: tuple) -> Device:
     prof = profiles_dir() / f"{key}.toml"
     if calibrated and prof.exists():
         dev = apply_profile(dev, _read(prof), f"profiles/{key}.toml")
+    elif calibrated:
+        ref = _same_architecture_profile(key)
+        if ref is not None:
+            profile = transferred_profile(_read(ref), _read(catalog_dir() / f"{ref.stem}.toml"), _read(file))
+            dev = apply_profile(dev, profile, f"profiles/{ref.stem}.toml transferred")
     if not dev.fitted:
         # time-model constants were fitted on one GPU only: borrow them, and say so
         ref = profiles_dir() / f"{DEFAULT_DEVICE}.toml"
@@ -377,6 +382,88 @@ def _load_catalog(key: str, calibrated: bool, stamps: tuple) -> Device:
             dev = replace(dev, fitted=fitted, sources={**dev.sources, "fitted": f"borrowed from profiles/{DEFAULT_DEVICE}.toml "
                                                        "(no measurements on this GPU)"})
     return dev
+
+
+def _same_architecture_profile(key: str) -> Path | None:
+    """The measured profile of another GPU of this one's architecture and compute capability (the
+    H200's for an H100), or None."""
+    mine = _read(catalog_dir() / f"{key}.toml")
+    for prof in sorted(profiles_dir().glob("*.toml")):
+        cat = catalog_dir() / f"{prof.stem}.toml"
+        if prof.stem == key or not cat.exists():
+            continue
+        other = _read(cat)
+        if (other.get("arch"), other.get("compute_capability")) == (mine.get("arch"), mine.get("compute_capability")):
+            return prof
+    return None
+
+
+def _spec(catalog: dict, key: str) -> float:
+    entry = catalog.get("spec", {}).get(key)
+    if entry is None:
+        raise KeyError(key)
+    return float(_value(entry))
+
+
+def transferred_profile(profile: dict, source: dict, target: dict) -> dict:
+    """`profile` (measured on the GPU of catalog entry `source`) carried over to the GPU of catalog
+    entry `target`, which has the same architecture, by the rules of transfer.toml: each measured
+    value scaled by the ratio of the two datasheets' figures its rule names.  Keys without a rule,
+    or whose ratio a datasheet lacks, are left out; the fitted constants are kept."""
+    rules = tomllib.loads((Path(str(resources.files("tileroof.devices"))) / "transfer.toml").read_text())["rules"]
+
+    def ratio(spec: str) -> float:
+        return _spec(target, spec) / _spec(source, spec)
+
+    def chip(cat):
+        return _spec(cat, "sm_count") * _spec(cat, "boost_clock_mhz")
+
+    gpu = profile.get("provenance", {}).get("gpu", source.get("name", "?"))
+    out = {"schema": profile.get("schema", 1), "key": target["key"], "fitted": profile.get("fitted", {}),
+           "provenance": {**profile.get("provenance", {}), "transferred_to": target["key"]}, "measured": {}}
+    for key, entry in profile.get("measured", {}).items():
+        rule = rules.get(key)
+        if rule is None or not isinstance(entry, dict):
+            continue
+        v = entry["value"]
+        try:
+            if rule == "same":
+                f = 1.0
+            elif rule in ("dram", "dram_axis2"):
+                f = ratio("dram_bandwidth_gbps")
+            elif rule == "dram_time_axis2":
+                f = 1.0 / ratio("dram_bandwidth_gbps")
+            elif rule == "chip":
+                f = chip(target) / chip(source)
+            elif rule == "clock":
+                f = ratio("boost_clock_mhz")
+            elif rule == "peak":
+                f = ratio(key)
+            elif rule in ("l2", "l2_axis"):
+                f = ratio("l2_size_mb")
+            elif rule == "dram_stream":
+                f = ratio("dram_bandwidth_gbps")
+            else:
+                raise TileroofError(f"transfer.toml: unknown rule {rule!r} for {key}")
+        except KeyError:
+            continue
+        if rule == "same":
+            pass
+        elif rule == "l2_axis":
+            v = [[a * f, *rest] for a, *rest in v]
+        elif rule in ("dram_axis2", "dram_time_axis2"):
+            v = [[a, b * f, *rest] for a, b, *rest in v]
+        elif rule == "dram_stream":
+            read = _value(profile["measured"].get("dram_read_triton_gbps", {"value": 0.0})) * f * 1e9
+            sms = _spec(target, "sm_count")
+            v = [[b, st, max(ns, b * sms / read * 1e9) if read else ns] for b, st, ns in v]
+        else:
+            v = v * f
+        note = "" if f == 1.0 and rule != "dram_stream" else f" x {f:.4g} ({rule} ratio of the datasheets)"
+        out["measured"][key] = {**entry, "value": v,
+                                "method": f"measured on {gpu}, carried to {target.get('name', target['key'])} "
+                                          f"by transfer.toml rule '{rule}'{note}: {entry.get('method', '')}"}
+    return out
 
 
 def from_carver(arch) -> Device:
