@@ -111,9 +111,7 @@ def test_h100_carries_the_h200_profile_by_datasheet_ratios():
     assert h100.l2_hit_curve[0][1] == h200.l2_hit_curve[0][1]
     assert h100.gemm_iteration_cycles == h200.gemm_iteration_cycles
     assert h100.flush_dirty_bytes == pytest.approx(h200.flush_dirty_bytes * 50 / 60)
-    # a 32 KiB tile from every SM per iteration cannot beat the H100's DRAM read rate
-    read = prof["dram_read_triton_gbps"]["value"] * 1e9 * 3350 / 4800
-    assert h100.dram_stream[-1][2] == pytest.approx(32768 * 132 / read)
+    assert h100.dram_stream == h200.dram_stream          # a tile's round trip: kept
     # the catalog numbers alone where asked, and for another architecture
     assert devices.load("h100_sxm", calibrated=False).dram_bw == 3350e9
     assert "transferred" not in devices.load("a100_80gb").origin

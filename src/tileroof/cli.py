@@ -156,7 +156,7 @@ def _cases(args):
 def _score(args):
     from .score import main as score_main
 
-    return score_main(args.results, args.check)
+    return score_main(args.results, args.check, args.device)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -187,7 +187,10 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("cases", help="list the bundled kernel corpus")
     c.set_defaults(func=_cases)
     s = sub.add_parser("score", help="score the model against recorded GPU measurements")
-    s.add_argument("--results", default=None, help="folder of recorded results (default benchmarks/results/h200)")
+    s.add_argument("--results", default=None, help="folder of recorded results (default: the device's folder "
+                   "under benchmarks/results)")
+    s.add_argument("--device", default=None, help="catalog key of the GPU the results were recorded on "
+                   "(default: every recorded GPU, h200 and h100_sxm)")
     s.add_argument("--check", action="store_true", help="exit 1 when accuracy is below the accepted figures")
     s.set_defaults(func=_score)
     return p

@@ -23,6 +23,9 @@ from .rank import order_key
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_RESULTS = REPO / "benchmarks" / "results" / "h200"
+# every GPU with recorded runs: catalog key -> its results folder.  The first is the default, the
+# one the model's profile was measured on; figures of the others are keyed "<device>:<figure>"
+RECORDED_GPUS = {"h200": DEFAULT_RESULTS, "h100_sxm": REPO / "benchmarks" / "results" / "h100"}
 ACCEPTED = REPO / "benchmarks" / "accepted.json"
 # kernels that move fewer DRAM bytes than this are left out of the DRAM error figures (their time
 # is still scored): each launch also reads ~3 KB of code and parameters that no model counts
@@ -183,6 +186,8 @@ def evaluate(results: Path | None = None, device: str = "h200") -> dict:
     sweeps = {}
     for sw in sorted({r["sweep"] for r in rows if r["sweep"]}):
         sel = [r for r in rows if r["sweep"] == sw]
+        if len(sel) < 3:
+            continue       # a ranking of one or two measured configs says nothing (a sampled GPU's run)
         meas = [r["measured_s"] for r in sel]
         pred = [r["predicted_s"] for r in sel]
         best = min(meas)
@@ -218,8 +223,13 @@ def _print(report: dict) -> None:
               f"{s['top1_regret']:.1%}, top-5% keeps a near-best config: {s['top5pct_keeps_near_best']}")
 
 
-def figures(report: dict) -> dict:
-    """The numbers the accepted file pins (worse is a regression)."""
+def figures(report: dict, device: str = "h200") -> dict:
+    """The numbers the accepted file pins (worse is a regression); another GPU's keyed by it."""
+    out = _figures(report)
+    return out if device == next(iter(RECORDED_GPUS)) else {f"{device}:{k}": v for k, v in out.items()}
+
+
+def _figures(report: dict) -> dict:
     out = {}
     for split, s in report["summary"].items():
         for k in ("time_median", "time_p90", "dram_median", "dram_p90", "dram_worst", "dram_range_worst"):
@@ -230,12 +240,15 @@ def figures(report: dict) -> dict:
     return out
 
 
-def check(report: dict, accepted_path: Path = ACCEPTED) -> list[str]:
+def check(report: dict, accepted_path: Path = ACCEPTED, device: str = "h200") -> list[str]:
     with open(accepted_path) as f:
         accepted = json.load(f)["figures"]
-    got = figures(report)
+    got = figures(report, device)
+    prefix = "" if device == next(iter(RECORDED_GPUS)) else f"{device}:"
     failures = []
     for key, limit in accepted.items():
+        if (":" in key) != bool(prefix) or not key.startswith(prefix):
+            continue                                   # another GPU's figure
         if key not in got:
             failures.append(f"{key}: not computed")
             continue
@@ -246,12 +259,21 @@ def check(report: dict, accepted_path: Path = ACCEPTED) -> list[str]:
     return failures
 
 
-def main(results=None, do_check=False) -> int:
-    report = evaluate(Path(results) if results else None)
-    _print(report)
-    if do_check:
-        failures = check(report)
-        for f in failures:
-            print(f"REGRESSION {f}")
-        return 1 if failures else 0
-    return 0
+def main(results=None, do_check=False, device=None) -> int:
+    """Score one GPU's records (--device, --results), or with neither every recorded GPU's."""
+    if device is None and results is None:
+        runs = list(RECORDED_GPUS.items())
+    else:
+        device = device or next(iter(RECORDED_GPUS))
+        runs = [(device, Path(results) if results else RECORDED_GPUS.get(device, DEFAULT_RESULTS))]
+    failures = []
+    for dev, folder in runs:
+        report = evaluate(folder, dev)
+        print(f"== {report['device']} ({dev}): {folder}")
+        _print(report)
+        print()
+        if do_check:
+            failures += check(report, device=dev)
+    for f in failures:
+        print(f"REGRESSION {f}")
+    return 1 if failures else 0

@@ -441,8 +441,6 @@ def transferred_profile(profile: dict, source: dict, target: dict) -> dict:
                 f = ratio(key)
             elif rule in ("l2", "l2_axis"):
                 f = ratio("l2_size_mb")
-            elif rule == "dram_stream":
-                f = ratio("dram_bandwidth_gbps")
             else:
                 raise TileroofError(f"transfer.toml: unknown rule {rule!r} for {key}")
         except KeyError:
@@ -453,13 +451,9 @@ def transferred_profile(profile: dict, source: dict, target: dict) -> dict:
             v = [[a * f, *rest] for a, *rest in v]
         elif rule in ("dram_axis2", "dram_time_axis2"):
             v = [[a, b * f, *rest] for a, b, *rest in v]
-        elif rule == "dram_stream":
-            read = _value(profile["measured"].get("dram_read_triton_gbps", {"value": 0.0})) * f * 1e9
-            sms = _spec(target, "sm_count")
-            v = [[b, st, max(ns, b * sms / read * 1e9) if read else ns] for b, st, ns in v]
         else:
             v = v * f
-        note = "" if f == 1.0 and rule != "dram_stream" else f" x {f:.4g} ({rule} ratio of the datasheets)"
+        note = "" if f == 1.0 else f" x {f:.4g} ({rule} ratio of the datasheets)"
         out["measured"][key] = {**entry, "value": v,
                                 "method": f"measured on {gpu}, carried to {target.get('name', target['key'])} "
                                           f"by transfer.toml rule '{rule}'{note}: {entry.get('method', '')}"}
