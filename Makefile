@@ -15,7 +15,7 @@ demo: $(VENV)/.installed
 	$(VENV)/bin/tileroof analyze examples/gemm.py:matmul -p M=4096 -p N=4096 -p K=4096
 
 test: $(VENV)/.installed
-	$(VENV)/bin/tileroof score --check    # prints the model-vs-H200 table; fails on an accuracy regression
+	$(VENV)/bin/tileroof score --check    # prints the model-vs-GPU tables (H200, H100); fails on an accuracy regression
 	$(PY) -m pytest tests
 
 bench: $(VENV)/.installed
