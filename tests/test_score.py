@@ -64,3 +64,22 @@ def test_dram_figures_leave_out_launches_below_the_floor(report):
     assert tiny["time_err"] is not None
     big = rows["probe_chain_copy_64x256_g132"]
     assert big["measured_dram"] >= score.DRAM_FLOOR_BYTES and big["dram_err"] is not None
+
+
+def test_each_gpu_checked_against_its_own_accepted_figures(tmp_path):
+    # an H100 report is held to the "h100_sxm:" figures only, the H200's to the unprefixed ones
+    rep = {"summary": {"all": {k: 0.10 for k in ("time_median", "time_p90", "dram_median", "dram_p90",
+                                                 "dram_worst", "dram_range_worst")}}, "sweeps": {}}
+    acc = tmp_path / "accepted.json"
+    acc.write_text(json.dumps({"figures": {"all.time_median": 0.01, "h100_sxm:all.time_median": 0.2}}))
+    assert score.check(rep, acc, device="h100_sxm") == []
+    assert score.check(rep, acc, device="h200") != []
+    acc.write_text(json.dumps({"figures": {"all.time_median": 0.2, "h100_sxm:all.time_median": 0.05}}))
+    assert score.check(rep, acc, device="h100_sxm") != []
+    assert score.check(rep, acc, device="h200") == []
+
+
+def test_h100_runs_scored_with_the_carried_profile():
+    rep = score.evaluate(score.RECORDED_GPUS["h100_sxm"], "h100_sxm")
+    assert len(rep["rows"]) >= 150 and "H100" in rep["device"]
+    assert not score.check(rep, device="h100_sxm")
