@@ -1399,3 +1399,34 @@ def test_gathered_row_index_read_once_per_row_from_dram():
     assert ops["Idx"].issued == R * D * 4
     assert ops["Idx"].dram == R * 4
     assert ops["Tab"].dram == NROWS * D * 2
+
+
+def test_paged_tiles_shared_by_blocks_that_read_the_same_table_entries():
+    # KV pages read through a block table at the loop's step, Table[bx, k]: the two blocks of one bx
+    # (by = 0, 1) read the same pages in the same order.  64 x 2 = 128 blocks, one wave: every page
+    # is issued twice (2 x 64 x 4096 x 128 x 2 B) and read from DRAM once (64 MiB), as if the pages
+    # were addressed affinely; before, the table hid the sharing and DRAM was every issued byte
+    import tilelang
+    import tilelang.language as T
+
+    @tilelang.jit
+    def paged(B, S, D, block_N=64):
+        @T.prim_func
+        def main(KV: T.Tensor((B * S, D), "float16"), Table: T.Tensor((B, S // block_N), "int32"),
+                 Out: T.Tensor((B * 2, block_N, D), "float32")):
+            with T.Kernel(B, 2, threads=128) as (bx, by):
+                KV_s = T.alloc_shared((block_N, D), "float16")
+                acc = T.alloc_fragment((block_N, D), "float32")
+                T.clear(acc)
+                for k in T.Pipelined(S // block_N, num_stages=2):
+                    T.copy(KV[Table[bx, k] * block_N:Table[bx, k] * block_N + block_N, :], KV_s)
+                    for i, j in T.Parallel(block_N, D):
+                        acc[i, j] += KV_s[i, j]
+                T.copy(acc, Out[bx * 2 + by, 0, 0])
+        return main
+
+    r = tileroof.analyze(paged, device="h200", B=64, S=4096, D=128)
+    kv = {o.buffer: o for o in r.timing.memory.per_operand}["KV"]
+    assert kv.issued == 2 * 64 * 4096 * 128 * 2
+    assert kv.dram == 64 * 4096 * 128 * 2
+    assert "Table" in r.bounded and any("block table" in a for a in r.assumptions)

@@ -707,9 +707,11 @@ def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: in
                          "seen sharing them and their re-reads are timed as an untiled stream: their DRAM traffic may "
                          "be over-estimated")
         if trace.data_keyed:
-            notes.append(f"tiles of {', '.join(trace.data_keyed)} start at values read from a tensor (one per block): "
-                         "the blocks they depend on are taken to spread evenly, in launch order, over the tile "
-                         "positions (which block reads which tile is known only at run time)")
+            notes.append(f"tiles of {', '.join(trace.data_keyed)} start at values read from a tensor (one per block, "
+                         "or one a loop trip, as a paged cache's block table): the blocks they depend on are taken "
+                         "to spread evenly, in launch order, over the tile positions, each walking its own run of "
+                         "tiles, and blocks that read the same table entries to share them (which block reads "
+                         "which tile is known only at run time)")
         out.append(MemoryEstimate(
             int(round(dram_read)), int(round(dram_write)), int(total_issued_read), int(l2_write), per_operand,
             notes,

@@ -1208,7 +1208,13 @@ class Walker:
         dimension's tile positions -- block i of the n in D at tile position floor(i * P / n), P
         the tiles the dimension holds (blocks of one group share its tile; n <= P: every block its
         own).  Which position each block takes is known only at run time; the storage is named in
-        `data_keyed`.  None when a start also depends on a loop or thread index."""
+        `data_keyed`.
+
+        A start that also depends on one serial loop (a paged KV cache's page, read from a block
+        table at the loop's step) is taken to walk its blocks' own run of tiles, one a trip: the
+        group's region holds the loop's trips and the tile moves by its extent each trip -- blocks
+        that agree on the axes the table reads (two head blocks of one sequence) share every tile,
+        other blocks share none.  None when a start depends on a thread index or on several loops."""
         lins = []
         for st, ext, dim in zip(starts, extents, info.shape):
             if not isinstance(st, tirx.PrimExpr):
@@ -1220,7 +1226,13 @@ class Walker:
             except DataDependent:
                 pass
             deps = self.ev.grid_deps(st)
-            if deps is None or not isinstance(dim, (int, np.integer)):
+            loops = {}
+            if deps is None:
+                deps = self.ev.grid_deps(st, loops=True)
+                loops = {v: ax for v, ax in affine.loop_vars_in(st, self.env).items() if ax.max_extent > 1}
+                if deps is None or len(loops) != 1 or any(ax.replicated for ax in loops.values()):
+                    return None
+            if not isinstance(dim, (int, np.integer)):
                 return None
             lin, n = 0, 1
             for axis in sorted(deps, reverse=True):            # x (axis 2) fastest: launch order
@@ -1229,9 +1241,12 @@ class Walker:
                 lin = lin + np.arange(self.grid[2 - axis], dtype=np.int64).reshape(shape) * n
                 n *= self.grid[2 - axis]
             ext = max(int(ext), 1)
-            positions = max(-(-int(dim) // ext), 1)
-            start = np.minimum(np.floor_divide(np.multiply(lin, positions), n) * ext, max(int(dim) - ext, 0))
-            lins.append(affine.Linear(start, {}, {}))
+            trips = max((ax.max_extent for ax in loops.values()), default=1)
+            run = ext * trips                      # the tiles one group walks
+            positions = max(int(dim) // run, 1)
+            start = np.minimum(np.floor_divide(np.multiply(lin, positions), n) * run, max(int(dim) - run, 0))
+            coef = {v: ext for v in loops}
+            lins.append(affine.Linear(start, coef, loops))
         self.data_keyed.add(info.storage)
         return lins
 
