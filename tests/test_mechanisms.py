@@ -1430,3 +1430,32 @@ def test_paged_tiles_shared_by_blocks_that_read_the_same_table_entries():
     assert kv.issued == 2 * 64 * 4096 * 128 * 2
     assert kv.dram == 64 * 4096 * 128 * 2
     assert "Table" in r.bounded and any("block table" in a for a in r.assumptions)
+
+
+def test_a_blocks_second_read_of_its_own_row_hits_l2():
+    # two passes over each block's row of X (8 KiB): the second op reads the same tile of every
+    # block, after at most the wave's working set (a few MB): from L2, so X comes from DRAM once.
+    # Two different tiles of one block (RoPE's two halves of a row) are not a re-read (the corpus
+    # rope case keeps both halves' DRAM).
+    import tilelang
+    import tilelang.language as T
+
+    @tilelang.jit
+    def twopass(M, N):
+        @T.prim_func
+        def main(X: T.Tensor((M, N), "float32"), Y: T.Tensor((M, N), "float32")):
+            with T.Kernel(M, threads=256) as bx:
+                acc = T.alloc_fragment((N,), "float32")
+                for j in T.Parallel(N):
+                    acc[j] = X[bx, j] * 2.0
+                for j in T.Parallel(N):
+                    Y[bx, j] = X[bx, j] + acc[j]
+        return main
+
+    r = tileroof.analyze(twopass, device="h200", M=4096, N=2048)
+    xs = [o for o in r.timing.memory.per_operand if o.buffer == "X"]
+    assert [o.issued for o in xs] == [4096 * 2048 * 4] * 2
+    assert [o.dram for o in xs] == [4096 * 2048 * 4, 0]
+    c = CASES["rope_fp16_b4_s4096_h32_d128"]
+    rope = tileroof.analyze(c.kernel, device="h200", **c.params)
+    assert sum(o.dram for o in rope.timing.memory.per_operand if o.buffer == "X") == 4 * 4096 * 32 * 128 * 2

@@ -395,6 +395,21 @@ class _Distinct:
     per_block_bytes: np.ndarray
 
 
+@dataclass(frozen=True)
+class _Again(_Distinct):
+    """A _Distinct read whose blocks read the same tiles an earlier op of the launch read (a radix
+    top-k's second pass over its row): the block's re-read hits L2 unless the wave's working set
+    pushed the row out in between."""
+
+
+def _same_tiles(a: tuple, b: tuple) -> bool:
+    """Whether two reads' (block_start, extents, bytes) name the same tile of every block."""
+    (sa, ea, na), (sb, eb, nb) = a, b
+    if ea != eb or na != nb or sa is None or sb is None or len(sa) != len(sb):
+        return False
+    return all(np.array_equal(np.asarray(x), np.asarray(y)) for x, y in zip(sa, sb))
+
+
 def _decision_key(blocks, axes: tuple, grid_shape: tuple) -> np.ndarray:
     """Each block's (flat id, x fastest) coordinates on the grid axes a data branch's condition
     reads (0 z, 1 y, 2 x), as one integer: blocks with equal keys decide the branch alike."""
@@ -566,6 +581,7 @@ def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: in
     # per read operand: the distinct tiles (keys) each wave touches, and the bytes of each
     tiled = []
     working_set = np.zeros(waves)          # distinct bytes each wave touches, all operands together
+    distinct_keys: dict = {}               # storage -> the tiles of its _Distinct reads so far
     for rec, op, nbytes in reads:
         total_issued_read += nbytes
         keys = _keys_per_block(op, (gz, gy, gx))
@@ -580,6 +596,14 @@ def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: in
         if nkeys >= nblocks and np.bincount(keys, minlength=nkeys).max() == 1:
             # every block its own tile (an element-wise kernel's rows): nobody shares, nothing is
             # used twice -- each wave touches its blocks' bytes, all from DRAM
+            storage = trace.storage_of(op.buffer)
+            # the same bytes again: the same tile of each block (start and size), not just the same
+            # key (RoPE reads the two halves of a row, two tiles of one key)
+            mine = (op.block_start, op.extents, float(per_block_bytes.sum()))
+            if any(_same_tiles(mine, k) for k in distinct_keys.get(storage, ())):
+                tiled.append((rec, op, nbytes, _Again(per_block_bytes)))      # its bytes are in the set already
+                continue
+            distinct_keys.setdefault(storage, []).append(mine)
             np.add.at(working_set, wave_of, per_block_bytes)
             tiled.append((rec, op, nbytes, _Distinct(per_block_bytes)))
             continue
@@ -627,12 +651,24 @@ def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: in
     foot = trace.footprints
     wave_bytes = float(working_set[:max(nblocks // slots, 1)].mean()) if waves else 0.0
     in_step = []
+    read_before = set()
     for (rec, op, nbytes, pairs), use in zip(tiled, uses):
         storage = trace.storage_of(op.buffer)
         unique = foot.get(storage, nbytes)
-        if pairs is None:
+        again = isinstance(pairs, _Again)
+        if pairs is None and storage in trace.data_indexed and storage in read_before and unique <= float(l2_bytes or 0):
+            # a buffer that fits the L2 read by an index table after an earlier op read it: the
+            # buffer came from DRAM once (untiled_read's rule), with that op
+            d, note, again = 0.0, "untiled, indexed by tensor data, after an earlier read of the buffer that fits in L2", True
+        elif pairs is None:
             d, note = untiled_read(nbytes, unique, storage in trace.data_indexed, waves, wave_bytes,
                                    l2_bytes, capacity, hit_curve)
+        elif isinstance(pairs, _Again):
+            # the same blocks read these tiles before, in an earlier op: in between, the wave's
+            # blocks touched at most the wave's working set
+            hit = float(reuse_hit_share(np.asarray([wave_bytes]), capacity, hit_curve)[0])
+            d = float(pairs.per_block_bytes.sum()) * (1.0 - hit)
+            note = f"each block its own tile, read again by a later op: {hit:.0%} hit in L2 (a wave's working set between)"
         elif isinstance(pairs, _Distinct):
             d, note = float(pairs.per_block_bytes.sum()), "each block its own tile: no reuse"
         else:
@@ -647,7 +683,8 @@ def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: in
             p_hit = np.where(prev >= 0, p_hit, 0.0)
             d = float((b * (1.0 - p_hit)).sum())
             note = f"{p_hit.sum():.0f} of {p_hit.size} (tile, wave) uses hit in L2"
-        floor = min(unique, nbytes)
+        read_before.add(storage)
+        floor = 0.0 if again else min(unique, nbytes)
         if pairs is not None and not isinstance(pairs, _Distinct) and pairs[10] is not None:
             floor = min(unique * pairs[10], nbytes)    # the share of the footprint some reader takes
         in_step.append((d, note, floor))
