@@ -1048,6 +1048,7 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
         if chain > t_compute:
             terms["chain"] = chain
         return block_times, {"iteration_s": t_iter, "stages": stages, "tile_bytes": g2s / total_iters,
+                             "pipelined": not all(op.attrs.get("unpipelined") for op, _ in loop_ops),
                              "loop_iterations": total_iters / nblocks,
                              "iteration_bound": max(terms, key=terms.get),
                              "terms_s": terms, "tensor_efficiency": eff, "prologue_epilogue_s": prologue + t_rest,
@@ -1253,8 +1254,12 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
                f"at least (tile latency + the stage's hold) / {st}" if occ.warp_specialized or st == 1 else
                f"the threads load tile k + {st - 1} at the top of trip k, so an iteration waits at least the tile "
                f"latency / {st - 1}")
+        loop = "the pipelined loop"
+        if not timed[4].get("pipelined", True):
+            loop = "the loop (a serial one, no T.Pipelined)"
+            law = "each trip loads its tiles, waits for them and then computes, so an iteration waits at least the tile latency"
         assumptions.append(
-            f"the pipelined loop is latency-bound: {law} (tile latency {lat * 1e9:.0f} ns, fitted on the fit split; "
+            f"{loop} is latency-bound: {law} (tile latency {lat * 1e9:.0f} ns, fitted on the fit split; "
             "the share of tiles from DRAM follows calibrate's tile_stream pace)")
     if timed[4].get("follower_share") is not None:
         assumptions.append(

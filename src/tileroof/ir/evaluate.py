@@ -340,7 +340,9 @@ class Evaluator:
             return self(e.args[0]) >> self(e.args[1])
         if name in ("tirx.bitwise_and",):
             return self(e.args[0]) & self(e.args[1])
-        raise DataDependent(name)
+        # a call's result known only at run time (an atomic's old value): named as such in
+        # `bounded`, beside the tensors and scalars there
+        raise DataDependent(f"the result of {name}")
 
 
 def _handler(e):
