@@ -1243,7 +1243,7 @@ class Walker:
             ext = max(int(ext), 1)
             trips = max((ax.max_extent for ax in loops.values()), default=1)
             run = ext * trips                      # the tiles one group walks
-            positions = max(int(dim) // run, 1)
+            positions = max(-(-int(dim) // run), 1)
             start = np.minimum(np.floor_divide(np.multiply(lin, positions), n) * run, max(int(dim) - run, 0))
             coef = {v: ext for v in loops}
             lins.append(affine.Linear(start, coef, loops))
