@@ -142,8 +142,20 @@ def _devices(args):
     for r in rows:
         t.add_row(r["key"], r["name"], str(r["sm_count"]), f"{r['dram_bw_GBps']:.0f}", f"{r['l2_MB']:.0f}",
                   f"{r['tensor_TFLOPs'].get('fp16', 0):.0f}", f"{r['cuda_TFLOPs'].get('fp32', 0):.1f}",
-                  ", ".join(r["calibrated"]) or "-")
+                  _calibration_summary(r))
     Console().print(t)
+
+
+def _calibration_summary(row: dict) -> str:
+    """'-', 'N measured', or 'N carried from <gpu>' (a profile of the same chip, devices/transfer.toml)."""
+    n = len(row["calibrated"])
+    if not n:
+        return "-"
+    origin = row["origin"]
+    if "transferred" in origin:
+        src = origin.split("profiles/")[-1].split(".toml")[0]
+        return f"{n} carried from {src}"
+    return f"{n} measured"
 
 
 def _cases(args):

@@ -356,7 +356,7 @@ def load(name: str | None = None, calibrated: bool = True) -> Device:
                             "'live', or a path to a device .toml")
     # a catalog device is rebuilt only when one of its files changes (Device is frozen: the cached
     # one is shared); this saves a TOML deep copy per call, not measurable time (session 16)
-    files = (file, profiles_dir() / f"{key}.toml", profiles_dir() / f"{DEFAULT_DEVICE}.toml")
+    files = (file, profiles_dir() / f"{key}.toml", profiles_dir() / f"{DEFAULT_DEVICE}.toml", _transfer_rules_path())
     stamps = tuple(f.stat().st_mtime_ns if f.exists() else 0 for f in files)
     return _load_catalog(key, calibrated, stamps)
 
@@ -382,6 +382,10 @@ def _load_catalog(key: str, calibrated: bool, stamps: tuple) -> Device:
             dev = replace(dev, fitted=fitted, sources={**dev.sources, "fitted": f"borrowed from profiles/{DEFAULT_DEVICE}.toml "
                                                        "(no measurements on this GPU)"})
     return dev
+
+
+def _transfer_rules_path() -> Path:
+    return Path(str(resources.files("tileroof.devices"))) / "transfer.toml"
 
 
 def _same_architecture_profile(key: str) -> Path | None:
@@ -410,7 +414,7 @@ def transferred_profile(profile: dict, source: dict, target: dict) -> dict:
     entry `target`, which has the same architecture, by the rules of transfer.toml: each measured
     value scaled by the ratio of the two datasheets' figures its rule names.  Keys without a rule,
     or whose ratio a datasheet lacks, are left out; the fitted constants are kept."""
-    rules = tomllib.loads((Path(str(resources.files("tileroof.devices"))) / "transfer.toml").read_text())["rules"]
+    rules = tomllib.loads(_transfer_rules_path().read_text())["rules"]
 
     def ratio(spec: str) -> float:
         return _spec(target, spec) / _spec(source, spec)
