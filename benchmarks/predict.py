@@ -66,10 +66,11 @@ def check(path: str) -> int:
     """Score a predictions file (as written, before the run) against the recorded measurements."""
     import statistics
 
-    from tileroof.score import DEFAULT_RESULTS, kendall_tau, load_records
+    from tileroof.score import DEFAULT_RESULTS, RECORDED_GPUS, kendall_tau, load_records
     with open(path) as f:
         pred = json.load(f)
-    recs = load_records(DEFAULT_RESULTS)
+    # the records of the GPU the predictions were made for (h100_sxm: results/h100)
+    recs = load_records(RECORDED_GPUS.get(pred.get("device"), DEFAULT_RESULTS))
     print(f"predictions of {pred['date_utc']} (commit {pred['tileroof_commit']}) against the records")
     by_sweep: dict = {}
     for n, p in pred["cases"].items():
@@ -81,13 +82,19 @@ def check(path: str) -> int:
         if not meas or not (r.get("correct") or {}).get("ok"):
             continue
         by_sweep.setdefault(p["sweep"], []).append((n, p["predicted_s"], meas))
+    every = sorted(abs(pr / m - 1) for rows in by_sweep.values() for _, pr, m in rows)
+    if every:
+        print(f"all: n={len(every)} time |err| median {statistics.median(every):.1%} "
+              f"p90 {every[min(int(0.9 * len(every)), len(every) - 1)]:.1%} max {every[-1]:.1%}")
     for sw, rows in by_sweep.items():
         errs = [abs(pr / m - 1) for _, pr, m in rows]
         best = min(m for _, _, m in rows)
         pick = min(rows, key=lambda x: x[1])
-        print(f"{sw}: n={len(rows)} time |err| median {statistics.median(errs):.1%} max {max(errs):.1%}, "
-              f"Kendall tau {kendall_tau([x[1] for x in rows], [x[2] for x in rows]):.2f}, "
-              f"top-1 regret {pick[2] / best - 1:.1%}")
+        line = f"{sw or 'not a sweep'}: n={len(rows)} time |err| median {statistics.median(errs):.1%} max {max(errs):.1%}"
+        if sw and len(rows) >= 3:       # a ranking of fewer configs says nothing
+            line += (f", Kendall tau {kendall_tau([x[1] for x in rows], [x[2] for x in rows]):.2f}, "
+                     f"top-1 regret {pick[2] / best - 1:.1%}")
+        print(line)
     return 0
 
 
