@@ -66,7 +66,7 @@ def check(path: str) -> int:
     """Score a predictions file (as written, before the run) against the recorded measurements."""
     import statistics
 
-    from tileroof.score import DEFAULT_RESULTS, RECORDED_GPUS, kendall_tau, load_records
+    from tileroof.score import DEFAULT_RESULTS, RECORDED_GPUS, kendall_tau, load_records, percentile
     with open(path) as f:
         pred = json.load(f)
     # the records of the GPU the predictions were made for (h100_sxm: results/h100)
@@ -82,10 +82,10 @@ def check(path: str) -> int:
         if not meas or not (r.get("correct") or {}).get("ok"):
             continue
         by_sweep.setdefault(p["sweep"], []).append((n, p["predicted_s"], meas))
-    every = sorted(abs(pr / m - 1) for rows in by_sweep.values() for _, pr, m in rows)
+    every = [abs(pr / m - 1) for rows in by_sweep.values() for _, pr, m in rows]
     if every:
-        print(f"all: n={len(every)} time |err| median {statistics.median(every):.1%} "
-              f"p90 {every[min(int(0.9 * len(every)), len(every) - 1)]:.1%} max {every[-1]:.1%}")
+        print(f"all: n={len(every)} time |err| median {percentile(every, 0.5):.1%} "
+              f"p90 {percentile(every, 0.9):.1%} max {max(every):.1%}  (as tileroof score computes them)")
     for sw, rows in by_sweep.items():
         errs = [abs(pr / m - 1) for _, pr, m in rows]
         best = min(m for _, _, m in rows)

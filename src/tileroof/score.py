@@ -110,7 +110,8 @@ def kendall_tau(xs, ys) -> float:
     return (conc - disc) / tot if tot else 1.0
 
 
-def _pct(values, q):
+def percentile(values, q):
+    """The q-quantile of `values`, linearly interpolated (nan for none): the figures' median and p90."""
     if not values:
         return float("nan")
     v = sorted(values)
@@ -179,8 +180,8 @@ def evaluate(results: Path | None = None, device: str = "h200") -> dict:
         te = [abs(r["time_err"]) for r in sel]
         de = [abs(r["dram_err"]) for r in sel if r["dram_err"] is not None]
         dr = [abs(r["dram_range_err"]) for r in sel if r["dram_range_err"] is not None]
-        summary[split] = {"n": len(sel), "time_median": _pct(te, 0.5), "time_p90": _pct(te, 0.9),
-                          "dram_median": _pct(de, 0.5), "dram_p90": _pct(de, 0.9),
+        summary[split] = {"n": len(sel), "time_median": percentile(te, 0.5), "time_p90": percentile(te, 0.9),
+                          "dram_median": percentile(de, 0.5), "dram_p90": percentile(de, 0.9),
                           "dram_worst": max(de) if de else float("nan"),
                           "dram_range_worst": max(dr) if dr else float("nan")}
     sweeps = {}
@@ -223,20 +224,21 @@ def _print(report: dict) -> None:
               f"{s['top1_regret']:.1%}, top-5% keeps a near-best config: {s['top5pct_keeps_near_best']}")
 
 
+def _figure_prefix(device: str) -> str:
+    """The accepted figures of the first recorded GPU are unprefixed, another GPU's "<device>:"."""
+    return "" if device == next(iter(RECORDED_GPUS)) else f"{device}:"
+
+
 def figures(report: dict, device: str = "h200") -> dict:
     """The numbers the accepted file pins (worse is a regression); another GPU's keyed by it."""
-    out = _figures(report)
-    return out if device == next(iter(RECORDED_GPUS)) else {f"{device}:{k}": v for k, v in out.items()}
-
-
-def _figures(report: dict) -> dict:
+    prefix = _figure_prefix(device)
     out = {}
     for split, s in report["summary"].items():
         for k in ("time_median", "time_p90", "dram_median", "dram_p90", "dram_worst", "dram_range_worst"):
-            out[f"{split}.{k}"] = s[k]
+            out[f"{prefix}{split}.{k}"] = s[k]
     for sw, s in report["sweeps"].items():
-        out[f"sweep.{sw}.kendall_tau"] = s["kendall_tau"]
-        out[f"sweep.{sw}.top1_regret"] = s["top1_regret"]
+        out[f"{prefix}sweep.{sw}.kendall_tau"] = s["kendall_tau"]
+        out[f"{prefix}sweep.{sw}.top1_regret"] = s["top1_regret"]
     return out
 
 
@@ -244,10 +246,10 @@ def check(report: dict, accepted_path: Path = ACCEPTED, device: str = "h200") ->
     with open(accepted_path) as f:
         accepted = json.load(f)["figures"]
     got = figures(report, device)
-    prefix = "" if device == next(iter(RECORDED_GPUS)) else f"{device}:"
+    prefix = _figure_prefix(device)
     failures = []
     for key, limit in accepted.items():
-        if (":" in key) != bool(prefix) or not key.startswith(prefix):
+        if key.rpartition(":")[0] != prefix.rstrip(":"):
             continue                                   # another GPU's figure
         if key not in got:
             failures.append(f"{key}: not computed")

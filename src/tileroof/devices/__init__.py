@@ -365,14 +365,15 @@ def load(name: str | None = None, calibrated: bool = True) -> Device:
 def _load_catalog(key: str, calibrated: bool, stamps: tuple) -> Device:
     """load() of a catalog key, for one set of its files' modification times."""
     file = catalog_dir() / f"{key}.toml"
-    dev = from_dict(_read(file), f"catalog/{key}.toml")
+    data = _read(file)
+    dev = from_dict(data, f"catalog/{key}.toml")
     prof = profiles_dir() / f"{key}.toml"
     if calibrated and prof.exists():
         dev = apply_profile(dev, _read(prof), f"profiles/{key}.toml")
     elif calibrated:
-        ref = _same_architecture_profile(key)
+        ref = _same_architecture_profile(key, data)
         if ref is not None:
-            profile = transferred_profile(_read(ref), _read(catalog_dir() / f"{ref.stem}.toml"), _read(file))
+            profile = transferred_profile(_read(ref), _read(catalog_dir() / f"{ref.stem}.toml"), data)
             dev = apply_profile(dev, profile, f"profiles/{ref.stem}.toml transferred")
     if not dev.fitted:
         # time-model constants were fitted on one GPU only: borrow them, and say so
@@ -388,10 +389,9 @@ def _transfer_rules_path() -> Path:
     return Path(str(resources.files("tileroof.devices"))) / "transfer.toml"
 
 
-def _same_architecture_profile(key: str) -> Path | None:
-    """The measured profile of another GPU of this one's architecture and compute capability (the
-    H200's for an H100), or None."""
-    mine = _read(catalog_dir() / f"{key}.toml")
+def _same_architecture_profile(key: str, mine: dict) -> Path | None:
+    """The measured profile of another GPU of the architecture and compute capability of `mine`
+    (catalog entry `key`; the H200's for an H100), or None."""
     for prof in sorted(profiles_dir().glob("*.toml")):
         cat = catalog_dir() / f"{prof.stem}.toml"
         if prof.stem == key or not cat.exists():

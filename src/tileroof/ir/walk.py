@@ -1011,8 +1011,9 @@ class Walker:
         for ax in par_loops:
             par_extent *= max(ax.max_extent, 1)
 
-        def parallel_axes_used(indices, memo) -> set:
-            """ids of the T.Parallel loops whose variables the indices read"""
+        def unindexed_extent(indices, memo) -> tuple[int, bool]:
+            """The product of the extents of the T.Parallel loops the indices do not read, and
+            whether they read any."""
             used = set()
             for k, i in enumerate(indices):
                 if not isinstance(i, tirx.PrimExpr):
@@ -1023,29 +1024,13 @@ class Walker:
                 else:
                     loops = lin.loops.values()
                 used.update(id(ax) for ax in loops if id(ax) in par_axes)
-            return used
-
-        def varies_in_parallel(indices, memo) -> bool:
-            return bool(parallel_axes_used(indices, memo))
-
-        def broadcast_extent(info, indices, memo) -> float:
-            """A global load that some T.Parallel loops do not index (a gather's row index, read
-            for every column; a bias W[j] read for every row) reads each of its distinct elements
-            once per iteration of those loops: the block re-reads the same bytes that many times.
-            1 where every parallel loop indexes it, or where none does (counted once per thread
-            already, see elements)."""
-            if simt or par_extent <= 1 or info.scope != GLOBAL:
-                return 1.0
-            used = parallel_axes_used(indices, memo)
-            if not used:
-                return 1.0
             rest = 1
             for ax in par_loops:
                 if id(ax) not in used:
                     rest *= max(ax.max_extent, 1)
-            return float(rest)
+            return rest, bool(used)
 
-        def elements(info, indices, memo):
+        def elements(info, indices, indexed):
             if info.scope in (FRAGMENT, LOCAL):
                 return n
             if not simt:
@@ -1053,7 +1038,7 @@ class Walker:
                 # batch_sizes[bg], read in every element) is one load a thread keeps in a register,
                 # the same address for all: its distinct elements are the statement's executions
                 # outside the parallel loop
-                if par_extent > 1 and not varies_in_parallel(indices, memo):
+                if par_extent > 1 and not indexed:
                     return int(round(n / par_extent))
                 return n
             names = set()
@@ -1077,9 +1062,15 @@ class Walker:
             memo: dict = {}               # the indices' linearizations, shared by stride and footprint
             stride = self._thread_stride(info, indices, memo)
             key = self._element_footprint(info, indices, m, memo) if info.scope == GLOBAL else None
-            operands.append(Operand(info.name, info.scope, info.dtype, kind, (1,), elements(info, indices, memo),
-                                    block_start=key, access_stride=stride, element=True,
-                                    reuse_in_block=broadcast_extent(info, indices, memo) if kind == "read" else 1.0))
+            rest, indexed = (unindexed_extent(indices, memo)
+                             if not simt and par_extent > 1 and info.scope not in (FRAGMENT, LOCAL) else (1, True))
+            # a global load that some T.Parallel loops do not index (a gather's row index read for
+            # every column, a bias W[j] for every row) is issued for each of their iterations, but
+            # the block re-reads the same bytes: `reuse_in_block` tells the L2 model so (a load no
+            # parallel loop indexes is counted once a thread already, see elements)
+            reuse = float(rest) if kind == "read" and info.scope == GLOBAL and indexed else 1.0
+            operands.append(Operand(info.name, info.scope, info.dtype, kind, (1,), elements(info, indices, indexed),
+                                    block_start=key, access_stride=stride, element=True, reuse_in_block=reuse))
         for name, cnt in arith.unknown.items():
             self._unmodeled(name, m_exec * cnt, "operation in element code not modelled")
         self.ops.append(OpRecord(
