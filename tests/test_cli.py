@@ -42,6 +42,13 @@ def test_corpus_case_and_devices_and_rank():
     assert json.loads(p.stdout)["bound"]
     p = run("devices", "--json")
     keys = {d["key"] for d in json.loads(p.stdout)}
+    on = {d["key"]: d["calibrated_on"] for d in json.loads(p.stdout)}
+    assert on["h200"] == "h200" and on["h100_sxm"] == "h200" and on["mi300x"] == ""
+    from tileroof import devices
+    from tileroof.cli import _calibration_summary
+    summary = {k: _calibration_summary(devices.load(k).describe()) for k in ("h200", "h100_sxm", "mi300x")}
+    assert summary["h200"].endswith(" measured") and summary["h100_sxm"].endswith(" carried from h200")
+    assert summary["mi300x"] == "-"
     assert {"h100_sxm", "h100_pcie", "h200", "a100_40gb", "a100_80gb", "l40s", "rtx_4090", "b200", "mi300x"} <= keys
     p = run("rank", EXAMPLE, "-p", "M=4096", "-p", "N=4096", "-p", "K=4096",
             "--sweep", "block_M=64,128", "--sweep", "block_N=128,256", "--json")

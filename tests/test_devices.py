@@ -105,6 +105,7 @@ def test_h100_carries_the_h200_profile_by_datasheet_ratios():
     prof = tomllib.loads((devices.profiles_dir() / "h200.toml").read_text())["measured"]
     h100 = devices.load("h100_sxm")
     assert "transferred" in h100.origin
+    assert h100.calibrated_on == "h200" and devices.load("h200").calibrated_on == "h200"
     assert h100.dram_bw == pytest.approx(prof["dram_bandwidth_gbps"]["value"] * 1e9 * 3350 / 4800)
     assert h100.tensor_rate("fp16") == pytest.approx(prof["tensor_tflops_fp16"]["value"] * 1e12 * 989.4 / 989.5)
     assert h100.l2_hit_curve[0][0] == pytest.approx(prof["l2_reuse_hit_curve"]["value"][0][0] * 50 / 60)
@@ -115,6 +116,7 @@ def test_h100_carries_the_h200_profile_by_datasheet_ratios():
     # the catalog numbers alone where asked, and for another architecture
     assert devices.load("h100_sxm", calibrated=False).dram_bw == 3350e9
     assert "transferred" not in devices.load("a100_80gb").origin
+    assert devices.load("a100_80gb").calibrated_on == ""
 
 
 def test_every_measured_key_has_a_transfer_rule():

@@ -1459,3 +1459,14 @@ def test_a_blocks_second_read_of_its_own_row_hits_l2():
     c = CASES["rope_fp16_b4_s4096_h32_d128"]
     rope = tileroof.analyze(c.kernel, device="h200", **c.params)
     assert sum(o.dram for o in rope.timing.memory.per_operand if o.buffer == "X") == 4 * 4096 * 32 * 128 * 2
+
+
+def test_untiled_read_indexed_after_an_earlier_read():
+    """An index-table read of a buffer an earlier op read: nothing more from DRAM when the buffer
+    fits the L2 (it came with the earlier op), every issued byte when it does not."""
+    curve = ((16e6, 1.0), (48e6, 0.0))
+    assert memory.untiled_read(900e6, 50e6, True, 20, 5e6, 60e6, 30e6, curve, read_before=True)[0] == 0.0
+    assert memory.untiled_read(900e6, 80e6, True, 20, 5e6, 60e6, 30e6, curve, read_before=True)[0] == pytest.approx(900e6)
+    # not indexed by data: the earlier read does not matter to this rule
+    assert memory.untiled_read(900e6, 50e6, False, 20, 5e6, 60e6, 30e6, curve, read_before=True)[0] == \
+        memory.untiled_read(900e6, 50e6, False, 20, 5e6, 60e6, 30e6, curve)[0]

@@ -151,10 +151,8 @@ def _calibration_summary(row: dict) -> str:
     n = len(row["calibrated"])
     if not n:
         return "-"
-    origin = row["origin"]
-    if "transferred" in origin:
-        src = origin.split("profiles/")[-1].split(".toml")[0]
-        return f"{n} carried from {src}"
+    if row["calibrated_on"] != row["key"]:
+        return f"{n} carried from {row['calibrated_on']}"
     return f"{n} measured"
 
 

@@ -242,7 +242,7 @@ def walked_retouches(issued: float, unique: float, waves: int, wave_bytes: float
 
 
 def untiled_read(issued: float, unique: float, data_indexed: bool, waves: int, wave_bytes: float,
-                 l2_bytes: float, capacity: float, hit_curve: tuple = ()) -> tuple[float, str]:
+                 l2_bytes: float, capacity: float, hit_curve: tuple = (), read_before: bool = False) -> tuple[float, str]:
     """(DRAM bytes, note) of a read with no tile coordinates to follow (element loads in T.Parallel,
     gathers whose indices are not affine in the block index).  Indices computed from block, thread
     and loop indices (a convolution's im2col gather, a stencil) walk the buffer as the blocks launch:
@@ -251,7 +251,10 @@ def untiled_read(issued: float, unique: float, data_indexed: bool, waves: int, w
     the footprint comes from DRAM once plus the re-reads the hit curve loses at that distance
     (run 51: a gathered 3x3 convolution re-reading its 143 MB input 9x read 144 MB from DRAM).
     Indices read from a tensor (an index table): the buffer once if it fits the L2, else every
-    issued byte (an upper bound; which elements is known only at run time)."""
+    issued byte (an upper bound; which elements is known only at run time); none when an earlier op
+    read the buffer (`read_before`) and it fits the L2: it came from DRAM with that op."""
+    if data_indexed and read_before and float(unique) <= float(l2_bytes or 0.0):
+        return 0.0, "untiled, indexed by tensor data, after an earlier read of the buffer that fits in L2"
     unique = min(float(unique), float(issued))
     if data_indexed or waves <= 0:
         d = unique if unique <= float(l2_bytes or 0.0) else float(issued)
@@ -656,13 +659,12 @@ def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: in
         storage = trace.storage_of(op.buffer)
         unique = foot.get(storage, nbytes)
         again = isinstance(pairs, _Again)
-        if pairs is None and storage in trace.data_indexed and storage in read_before and unique <= float(l2_bytes or 0):
-            # a buffer that fits the L2 read by an index table after an earlier op read it: the
-            # buffer came from DRAM once (untiled_read's rule), with that op
-            d, note, again = 0.0, "untiled, indexed by tensor data, after an earlier read of the buffer that fits in L2", True
-        elif pairs is None:
-            d, note = untiled_read(nbytes, unique, storage in trace.data_indexed, waves, wave_bytes,
-                                   l2_bytes, capacity, hit_curve)
+        if pairs is None:
+            indexed, seen = storage in trace.data_indexed, storage in read_before
+            d, note = untiled_read(nbytes, unique, indexed, waves, wave_bytes, l2_bytes, capacity, hit_curve,
+                                   read_before=seen)
+            # read through an index table after an earlier op: that op's read holds the footprint
+            again = again or (indexed and seen)
         elif isinstance(pairs, _Again):
             # the same blocks read these tiles before, in an earlier op: in between, the wave's
             # blocks touched at most the wave's working set

@@ -174,6 +174,7 @@ class Device:
     calibrated: dict = field(default_factory=dict)    # field -> {"value", "method", ...} from a profile
     fitted: dict = field(default_factory=dict)        # time-model constants fitted on recorded kernels
     origin: str = "catalog"
+    calibrated_on: str = ""       # catalog key of the GPU whose profile gave `calibrated` ("" when none)
 
     # ---- derived rates -------------------------------------------------------------------------
     @property
@@ -218,7 +219,7 @@ class Device:
                 "clock_mhz": self.clock_hz / 1e6, "dram_bw_GBps": self.dram_bw / 1e9,
                 "l2_MB": self.l2_bytes / 1e6, "tensor_TFLOPs": {k: v / 1e12 for k, v in self.tensor_peak.items()},
                 "cuda_TFLOPs": {k: v / 1e12 for k, v in self.cuda_peak.items()},
-                "calibrated": sorted(self.calibrated)}
+                "calibrated": sorted(self.calibrated), "calibrated_on": self.calibrated_on}
 
 
 def _value(entry):
@@ -286,8 +287,9 @@ def from_dict(data: dict, origin: str) -> Device:
                   warp_size=int(data.get("warp_size", 32)), sources=sources, origin=origin, **fields)
 
 
-def apply_profile(dev: Device, profile: dict, origin: str) -> Device:
-    """Overlay measured values from a calibration profile onto a catalog device."""
+def apply_profile(dev: Device, profile: dict, origin: str, measured_on: str = "") -> Device:
+    """Overlay measured values from a calibration profile onto a catalog device.  measured_on: the
+    catalog key of the GPU the profile was measured on (default: the device itself)."""
     measured = profile.get("measured", {})
     fields = {"tensor_peak": dict(dev.tensor_peak), "cuda_peak": dict(dev.cuda_peak),
               "tensor_per_clk": dict(dev.tensor_per_clk)}
@@ -300,7 +302,7 @@ def apply_profile(dev: Device, profile: dict, origin: str) -> Device:
             sources[k] = f"{where}: {sources[k]}"
     fitted = {k: _value(v) for k, v in profile.get("fitted", {}).items() if isinstance(v, dict) or isinstance(v, (int, float))}
     return replace(dev, sources=sources, calibrated={k: _value(v) for k, v in measured.items()},
-                   fitted=fitted, origin=f"{dev.origin}+{origin}", **fields)
+                   fitted=fitted, origin=f"{dev.origin}+{origin}", calibrated_on=measured_on or dev.key, **fields)
 
 
 def catalog_dir() -> Path:
@@ -374,7 +376,7 @@ def _load_catalog(key: str, calibrated: bool, stamps: tuple) -> Device:
         ref = _same_architecture_profile(key, data)
         if ref is not None:
             profile = transferred_profile(_read(ref), _read(catalog_dir() / f"{ref.stem}.toml"), data)
-            dev = apply_profile(dev, profile, f"profiles/{ref.stem}.toml transferred")
+            dev = apply_profile(dev, profile, f"profiles/{ref.stem}.toml transferred", measured_on=ref.stem)
     if not dev.fitted:
         # time-model constants were fitted on one GPU only: borrow them, and say so
         ref = profiles_dir() / f"{DEFAULT_DEVICE}.toml"
