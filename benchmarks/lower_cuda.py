@@ -40,12 +40,14 @@ def lower(case_name: str, out: Path) -> Path:
 
 def ptxas(source: Path, cubin: Path | None = None) -> str:
     """ptxas's resource usage line for the source compiled for sm_90a (nvcc -Xptxas -v); the cubin
-    is kept at `cubin` when given (for `cuobjdump -sass` where the toolkit has it)."""
+    is kept at `cubin` when given (for `cuobjdump -sass` where the toolkit has it).  No
+    --use_fast_math: TileLang 0.1.15 passes it only when the pass config tl.enable_fast_math is set
+    (default off), so IEEE division and the non-ftz ex2 sequence are what runs."""
     import tilelang
 
     root = Path(tilelang.__file__).parent
     cmd = ["nvcc", "-cubin", "-arch=sm_90a", "-O3", "-std=c++17", f"-I{root / 'src'}",
-           f"-I{root / '3rdparty' / 'cutlass' / 'include'}", "--use_fast_math", "-w", "-Xptxas", "-v",
+           f"-I{root / '3rdparty' / 'cutlass' / 'include'}", "-w", "-Xptxas", "-v",
            "-o", str(cubin) if cubin else "/dev/null", str(source)]
     p = subprocess.run(cmd, capture_output=True, text=True)
     lines = [ln for ln in (p.stdout + p.stderr).splitlines() if "Used" in ln or "spill" in ln]
