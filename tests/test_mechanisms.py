@@ -1470,3 +1470,31 @@ def test_untiled_read_indexed_after_an_earlier_read():
     # not indexed by data: the earlier read does not matter to this rule
     assert memory.untiled_read(900e6, 50e6, False, 20, 5e6, 60e6, 30e6, curve, read_before=True)[0] == \
         memory.untiled_read(900e6, 50e6, False, 20, 5e6, 60e6, 30e6, curve)[0]
+
+
+def test_causal_mask_selects_join_a_one_warpgroup_iteration_only():
+    # the causal flash-attention forward initialises each score tile with T.if_then_else(mask, 0, -inf):
+    # one select per score element on the ALU pipe, no FLOP.  Block (bx, by, bz) of 64 query rows
+    # runs ceil((bx + 1) * 64 / 64) = bx + 1 key tiles of 64, so the selects total
+    # batch * heads * 64 * 64 * sum_{bx < 128} (bx + 1) = 2 * 32 * 4096 * 8256
+    c = CASES["sweep_fafin_bm64_bn64_s2_t128"]
+    dev = devices.load("h200")
+    r = tileroof.analyze(c.kernel, device=dev, **c.params)
+    sel = [oc.selects for rec, oc in zip(r.trace.ops, r.counts.ops) if oc.selects]
+    assert sel == [2 * 32 * 64 * 64 * sum(bx + 1 for bx in range(8192 // 64))]
+    # one consumer warpgroup: the selects lengthen each iteration by their time at the ALU pipe's
+    # rate times the loop's issue factor (the rest of the iteration moves a little with the
+    # modelled clock, which the time sets)
+    r0 = tileroof.analyze(c.kernel, device=replace(dev, alu_per_clk=0), **c.params)
+    t, t0 = (x.timing.pipeline["terms_s"]["compute"] for x in (r, r0))
+    total_iters = r.timing.pipeline["loop_iterations"] * r.trace.num_blocks
+    per_iter = sel[0] * dev.loop_alu_factor / (dev.alu_per_clk * dev.clock_hz) / total_iters
+    assert r.timing.pipeline["consumer_warpgroups"] == 1 and r.timing.pipeline["resident_blocks"] == 1
+    assert t - t0 == pytest.approx(per_iter, rel=0.03)
+    # two consumer warpgroups: not charged (the records show the other warpgroup hides most of them)
+    c2 = CASES["sweep_facausald64_bm128_bn64_s2_t256"]
+    r2 = tileroof.analyze(c2.kernel, device=dev, **c2.params)
+    r20 = tileroof.analyze(c2.kernel, device=replace(dev, alu_per_clk=0), **c2.params)
+    assert r2.timing.pipeline["consumer_warpgroups"] == 2
+    assert any(oc.selects for oc in r2.counts.ops)
+    assert r2.timing.pipeline["terms_s"]["compute"] == pytest.approx(r20.timing.pipeline["terms_s"]["compute"], rel=1e-9)

@@ -43,6 +43,8 @@ class OpCounts:
     inst: Counter = field(default_factory=Counter)       # pipe -> thread instructions (instructions())
     # thread instructions of its integer bit operations (integer_bit_instructions), every execution
     int_bits: float = 0.0
+    # thread instructions of its selects and compares (select_instructions), every execution
+    selects: float = 0.0
     # copies of its output fragment the block's warps hold (fragment_replicas): its work runs this
     # many times over (executions, instructions and FLOPs above include it)
     replicas: int = 1
@@ -480,11 +482,19 @@ def integer_bit_instructions(rec: OpRecord) -> float:
                  * rec.executions)
 
 
+def select_instructions(rec: OpRecord) -> float:
+    """Thread instructions of a record's selects and compares (T.if_then_else, a causal mask's
+    index test): ALU-pipe work with no FLOPs, every execution.  Only element code has them."""
+    return float(sum(n for (unit, _, name), n in rec.ops_per_exec.items() if unit == ALU and name != "bit")
+                 * rec.executions)
+
+
 def count_op(rec: OpRecord, accumulators: frozenset = frozenset(), threads: int = 128,
              replicas: dict | None = None) -> OpCounts:
     rec, copies = _replicated(rec, replicas or {})
     oc = OpCounts(rec.label, rec.kind, rec.executions, replicas=copies)
     oc.int_bits = integer_bit_instructions(rec)
+    oc.selects = select_instructions(rec)
     FORMULAS.get(rec.kind, count_default)(rec, oc)
     oc.bytes = Counter({k: int(round(v)) for k, v in oc.bytes.items()})
     waste = accumulator_store_waste(rec, accumulators)

@@ -835,6 +835,16 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
         # pipe takes dev.integer_alu_share, the measured split, and bounds the chain)
         other += cuda * (dev.loop_alu_factor or 1.0) + sfu + (
             bits * dev.integer_alu_share / dev.alu_rate * dev.sm_count if dev.alu_rate else 0.0)
+        # selects and compares (a causal mask's T.if_then_else: one a score element) are ALU-pipe
+        # instructions with no FLOPs.  With one consumer warpgroup (one consumer warp a scheduler)
+        # they issue in its dependent chain like its arithmetic: the records' causal flash-attention
+        # iterations take 51 / 104 / 185 ns more than non-causal ones of the same tiles at block_N
+        # 64 / 128 / 256, the selects at the ALU pipe's rate x loop_alu_factor 55 / 110 / 220.  With
+        # two, causal and non-causal iterations differ by less than half of that and both run below
+        # the serial sum (NOTES, session 25: an overlap of the warpgroups the model lacks), so the
+        # selects are not charged there
+        if dev.alu_rate and occ.consumer_warpgroups < 2:
+            other += oc.selects * (dev.loop_alu_factor or 1.0) / dev.alu_rate * dev.sm_count
         # IEEE divisions: a chain in each thread (division_chain), summed over the blocks' iterations
         other += float(np.sum(division_chain(rec, trace, dev)))
         if rec.kind == "reduce":
