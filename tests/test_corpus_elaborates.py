@@ -23,7 +23,7 @@ import pytest
 
 from tileroof.corpus import CASES, SWEEPS, Expected
 from tileroof.corpus import attention, conv, elementwise, extra, gemm, gemv, misc, norm, reduce, upstream
-from tileroof.corpus import up_attn, up_conv_fp8, up_dequant, up_gemm_variants, up_mla, up_simple
+from tileroof.corpus import up_attn, up_conv_fp8, up_dequant, up_gemm_variants, up_mla, up_simple, up_blind2
 
 # --------------------------------------------------------------------------- tiny params
 # Per kernel, overrides that shrink the problem (keeping it tile-divisible where the case is)
@@ -68,6 +68,7 @@ _TINY = [
     *up_mla.TINY,
     *up_conv_fp8.TINY,
     *up_gemm_variants.TINY,
+    *up_blind2.TINY,
     (up_dequant.dequant_gemm_fp4_fp16, lambda p: dict(M=256, N=256, K=256)),
     (up_dequant.dequant_gemm_fp4_bf16, lambda p: dict(M=256, N=256, K=256)),
     (up_simple.up_elementwise_add, lambda p: dict(M=128, N=128)),
