@@ -368,13 +368,15 @@ def drift_misses(followers: list, working_set, slots: int, drift: float, capacit
         gaps[i] = (g[first], wave[first], inverse)
     follower_waves = np.concatenate([followers[i][0] for i in gaps])      # operand after operand
     fronts = _fronts(followers, live, slots, spread) if apart else None
+    # each distinct (wave, gap)'s windows over the deciles, in block times (the same every step)
+    windows = {i: q[:, w] * g for i, (g, w, _) in gaps.items()}
     extra = np.zeros_like(working_set)
     for _ in range(30):
         rate = working_set + extra                     # bytes L2 takes in per block time, by wave
         late = []
         for i, (g, w, inverse) in gaps.items():
             b = followers[i][2]
-            window = q[:, w] * g
+            window = windows[i]
             distance = window * rate[w]
             if fronts is not None:
                 distance = distance + fronts(w, window)
@@ -717,8 +719,11 @@ def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: in
                  for _, _, _, pairs in tiled]
 
     out = []
+    merged_reads: dict = {}              # merge_group -> _merged_read (states may share one)
     for drift, merge_group, *rest in states:
         merge_group = max(int(merge_group or 1), 1)
+        if merge_group > 1 and merge_group not in merged_reads:
+            merged_reads[merge_group] = int(round(_merged_read(tiled, order, slots, merge_group)))
         late_by_op = drift_misses(followers, working_set, slots, drift, capacity, hit_curve, *rest)
         dram_read = 0.0
         per_operand = []
@@ -754,7 +759,7 @@ def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: in
         out.append(MemoryEstimate(
             int(round(dram_read)), int(round(dram_write)), int(total_issued_read), int(l2_write), per_operand,
             notes,
-            int(round(_merged_read(tiled, order, slots, merge_group))) if merge_group > 1 else None,
+            merged_reads.get(merge_group),
             wave_bytes, int(round(resident_dirty))))
     return out
 
