@@ -442,6 +442,12 @@ def division_chain(rec, trace: KernelTrace, dev: Device) -> np.ndarray | float:
     return rec.per_block * (n / max(trace.threads_per_block, 1)) * dev.division_latency_s
 
 
+def division_chain_total(rec, trace: KernelTrace, dev: Device) -> float:
+    """division_chain summed over the blocks (0.0 without one, no array made)."""
+    chain = division_chain(rec, trace, dev)
+    return float(np.sum(chain)) if isinstance(chain, np.ndarray) else chain
+
+
 def per_block_share(trace: KernelTrace) -> np.ndarray:
     """Each block's share of the launch's work: its op executions over all of them (equal shares
     where no op says)."""
@@ -846,7 +852,7 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
         if dev.alu_rate and occ.consumer_warpgroups < 2:
             other += oc.selects * (dev.loop_alu_factor or 1.0) / dev.alu_rate * dev.sm_count
         # IEEE divisions: a chain in each thread (division_chain), summed over the blocks' iterations
-        other += float(np.sum(division_chain(rec, trace, dev)))
+        other += division_chain_total(rec, trace, dev)
         if rec.kind == "reduce":
             n_reduce += rec.executions
         g2s += oc.bytes.get((GLOBAL, "read"), 0)
@@ -881,7 +887,7 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
         _, o = _op_time_per_sm(oc, dev)
         rest_work.append(oc)
         rest_other += o
-        rest_div += float(np.sum(division_chain(rec, trace, dev)))
+        rest_div += division_chain_total(rec, trace, dev)
         nbytes = oc.bytes.get((GLOBAL, "write"), 0) + oc.bytes.get((GLOBAL, "read"), 0) \
             + oc.bytes.get((GLOBAL, "atomic"), 0) + oc.excess.get(("global", "sector_waste"), 0)
         if oc.store_requests:
@@ -1293,7 +1299,7 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
             f"each SM runs its blocks' chains uncontended (their bytes at one block's stream rate, "
             f"{dev.fitted.get('block_stream_bps', 0.0) / 1e9:.0f} GB/s fitted on run 130): "
             f"{timed[2]['block chain'] * 1e6:.2f} us (tileroof.gpu.measure's probe_chain_* cases, timeline sets 17-18)")
-    if any(np.any(division_chain(rec, trace, dev)) for rec in trace.ops):
+    if any(isinstance(c, np.ndarray) and c.any() for c in (division_chain(rec, trace, dev) for rec in trace.ops)):
         if dev.division_latency_s:
             assumptions.append(
                 f"IEEE fp32 divisions (no fast math) run one after another in each thread, "
@@ -1504,7 +1510,7 @@ def _timed(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, pipe
     else:
         pipe_info = {}
         # each thread's IEEE divisions in series (division_chain): the blocks' chains over the slots
-        chains = sum(float(np.sum(division_chain(rec, trace, dev))) for rec in trace.ops)
+        chains = sum(division_chain_total(rec, trace, dev) for rec in trace.ops)
         if chains:
             res["division chain"] = chains / min(slots, nblocks)
         # compute resources are per SM: their time stretches by the schedule's makespan over the

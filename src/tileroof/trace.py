@@ -138,7 +138,7 @@ class KernelTrace:
         return info.storage if info else buffer
 
     def pass_config(self, key: str, default=None):
-        return dict(self.pass_configs).get(key, default)
+        return next((v for k, v in self.pass_configs if k == key), default)
 
     @property
     def num_blocks(self) -> int:
