@@ -474,19 +474,24 @@ def _record_instructions(rec: OpRecord, threads: int, accumulators: frozenset, o
             out[P_MEM] += _memory_instructions(op, execs, simt)
 
 
+def _alu_instructions(rec: OpRecord, bits: bool) -> float:
+    """Thread instructions, over every execution, of a record's ALU-unit element work (ir.arith
+    counts it; no FLOPs): its integer bit operations when `bits`, else its selects and compares."""
+    return float(sum(n for (unit, _, name), n in rec.ops_per_exec.items()
+                     if unit == ALU and (name == "bit") == bits) * rec.executions)
+
+
 def integer_bit_instructions(rec: OpRecord) -> float:
     """Thread instructions of a record's integer bit operations (shifts, and / or / xor on
     integers: a dequantisation's bit twiddling), over every execution: work with no FLOPs.  Only
     element code has them (ir.arith counts them there)."""
-    return float(sum(n for (unit, _, name), n in rec.ops_per_exec.items() if unit == ALU and name == "bit")
-                 * rec.executions)
+    return _alu_instructions(rec, bits=True)
 
 
 def select_instructions(rec: OpRecord) -> float:
     """Thread instructions of a record's selects and compares (T.if_then_else, a causal mask's
     index test): ALU-pipe work with no FLOPs, every execution.  Only element code has them."""
-    return float(sum(n for (unit, _, name), n in rec.ops_per_exec.items() if unit == ALU and name != "bit")
-                 * rec.executions)
+    return _alu_instructions(rec, bits=False)
 
 
 def count_op(rec: OpRecord, accumulators: frozenset = frozenset(), threads: int = 128,

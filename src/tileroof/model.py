@@ -1299,7 +1299,7 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
             f"each SM runs its blocks' chains uncontended (their bytes at one block's stream rate, "
             f"{dev.fitted.get('block_stream_bps', 0.0) / 1e9:.0f} GB/s fitted on run 130): "
             f"{timed[2]['block chain'] * 1e6:.2f} us (tileroof.gpu.measure's probe_chain_* cases, timeline sets 17-18)")
-    if any(isinstance(c, np.ndarray) and c.any() for c in (division_chain(rec, trace, dev) for rec in trace.ops)):
+    if any(division_chain_total(rec, trace, dev) for rec in trace.ops):
         if dev.division_latency_s:
             assumptions.append(
                 f"IEEE fp32 divisions (no fast math) run one after another in each thread, "

@@ -3,7 +3,7 @@ examples/flash_attention/), of families the corpus lacks: the GQA forward (query
 sharing one KV head) and the MHA forward with upstream's own tiles and pass configs.
 
     cases()            the kernels at upstream's tiles, non-causal and causal
-    TINY, tiny_params  per-kernel overrides that shrink a case for CPU tests
+    TINY               per-kernel overrides that shrink a case for CPU tests
 
 Counting conventions are upstream.py's (its module docstring): tensor FLOPs 2*M*N*K per T.gemm
 execution on the whole tile; CUDA-core FLOPs per element-level float result (add, sub, mul, div,
@@ -354,9 +354,3 @@ TINY = [
     (mha_fwd_bshd_wgmma, lambda p: dict(batch=1, heads=2, seq_len=4 * p["block_M"])),
 ]
 
-
-def tiny_params(case: Case) -> dict:
-    for kern, fn in TINY:
-        if case.kernel is kern:
-            return {**case.params, **fn(case.params)}
-    raise KeyError(f"no tiny-params rule for the kernel of {case.name}")

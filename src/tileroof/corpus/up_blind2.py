@@ -38,7 +38,7 @@ bytes as issued to global memory by tile copies, element loads / stores, summed 
 and loop trip; scalar loads outside T.Parallel once per block and trip.  Only fields derived by
 hand (each with its comment) are filled in; the rest are None.
 
-    TINY, tiny_params  per-kernel overrides that shrink a case for CPU tests (the role of
+    TINY               per-kernel overrides that shrink a case for CPU tests (the role of
                        upstream.py's TINY; tests/test_corpus_elaborates.py needs `*up_blind2.TINY`
                        in its _TINY list)
 """
@@ -1330,9 +1330,3 @@ TINY = [
     (attn_sink_fwd, lambda p: dict(batch=1, heads=2, seq_q=1024, seq_kv=1024)),
 ]
 
-
-def tiny_params(case: Case) -> dict:
-    for kern, fn in TINY:
-        if case.kernel is kern:
-            return {**case.params, **fn(case.params)}
-    raise KeyError(f"no tiny-params rule for the kernel of {case.name}")

@@ -10,7 +10,7 @@ layout annotations) and run at shapes a user would benchmark on an H200.
                    3 stages, 128 threads as its test_gemm_fp8
 
     cases()            the four cases (in CASES once the package lists this module)
-    TINY, tiny_params  per-kernel overrides that shrink a case for CPU tests
+    TINY               per-kernel overrides that shrink a case for CPU tests
 
 As in upstream.py, every @tilelang.jit below takes every argument (no out_idx): the harness
 passes all of them, the outputs pre-filled with NaN.  Counting conventions are upstream.py's
@@ -328,9 +328,3 @@ TINY = [
     (up_gemm_fp8, lambda p: dict(M=256, N=256, K=128)),
 ]
 
-
-def tiny_params(case: Case) -> dict:
-    for kern, fn in TINY:
-        if case.kernel is kern:
-            return {**case.params, **fn(case.params)}
-    raise KeyError(f"no tiny-params rule for the kernel of {case.name}")

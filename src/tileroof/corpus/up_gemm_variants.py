@@ -6,7 +6,7 @@ with atomics, kept in the example's structure (tile sizes, pipelining, threads).
     up_gemm_streamk_*  examples/gemm_streamk/example_tilelang_gemm_streamk.py (tl_matmul_streamk)
 
     cases()            the four cases (in CASES once the package lists this module)
-    TINY, tiny_params  per-kernel overrides that shrink a case for CPU tests
+    TINY               per-kernel overrides that shrink a case for CPU tests
 
 As in upstream.py, every @tilelang.jit below takes every argument (no out_idx).  The outputs
 here are accumulated into with atomics, so the harness passes them zero-filled (_util.zeros),
@@ -325,9 +325,3 @@ TINY = [
     (up_gemm_streamk, lambda p: dict(M=256, N=1024, K=512, total_sm=108)),
 ]
 
-
-def tiny_params(case: Case) -> dict:
-    for kern, fn in TINY:
-        if case.kernel is kern:
-            return {**case.params, **fn(case.params)}
-    raise KeyError(f"no tiny-params rule for the kernel of {case.name}")

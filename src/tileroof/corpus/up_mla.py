@@ -372,9 +372,3 @@ def cases() -> list[Case]:
 # Per kernel, overrides that shrink a case for CPU tests (as upstream.TINY)
 TINY = [(mla_decode, lambda p: dict(batch=2, heads=128, seqlen_kv=64 * 4 * p["num_split"]))]
 
-
-def tiny_params(case: Case) -> dict:
-    for kern, fn in TINY:
-        if case.kernel is kern:
-            return {**case.params, **fn(case.params)}
-    raise KeyError(f"no tiny-params rule for the kernel of {case.name}")
