@@ -3,7 +3,7 @@ import tilelang
 import tilelang.language as T
 
 
-def _gemm(M, N, K, bm, bn, bk, dtype="float16", stages=2, threads=128, trans_b=False):
+def _gemm(M, N, K, bm, bn, bk, dtype="float16", stages=2, threads=128, trans_b=False, no_set_max_nreg=False):
     b_shape = (N, K) if trans_b else (K, N)
 
     @T.prim_func
@@ -13,6 +13,8 @@ def _gemm(M, N, K, bm, bn, bk, dtype="float16", stages=2, threads=128, trans_b=F
             Bs = T.alloc_shared((bn, bk) if trans_b else (bk, bn), dtype)
             Cl = T.alloc_fragment((bm, bn), "float32")
             T.clear(Cl)
+            if no_set_max_nreg:
+                T.no_set_max_nreg()
             for k in T.Pipelined(T.ceildiv(K, bk), num_stages=stages):
                 T.copy(A[by * bm, k * bk], As)
                 if trans_b:
@@ -178,4 +180,47 @@ def scaled_register_a(M, N, K, bm, bn, bk, threads=256, policy=T.GemmWarpPolicy.
                     Al[i, j] = As[i, j] * T.float16(2.0)
                 T.gemm(Al, Bs, Cl, policy=policy)
             T.copy(Cl, C[by * bm, bx * bn])
+    return main
+
+
+@tilelang.jit
+def shared_lanes(pattern: str):
+    """One warp reads a 32 x 33 float32 shared tile by thread index (no T.Parallel): row-wise
+    ("row": lane t reads S[i, t], 32 consecutive words), column-wise ("col": lane t reads S[t, i],
+    a stride of 32 words -- every lane on one bank unless the tile is padded), column-wise in the
+    padded tile ("padded": S[t, i] with rows of 33 words), every other word ("stride2": S[0, 2t]
+    over the first 64 words of a 64-wide view), one word for all lanes ("broadcast": S[0, 0])."""
+    cols = 33 if pattern == "padded" else 64 if pattern == "stride2" else 32
+
+    @T.prim_func
+    def main(A: T.Tensor((32, cols), "float32"), B: T.Tensor((32, 32), "float32")):
+        with T.Kernel(1, threads=32) as bx:
+            tx = T.get_thread_binding(0)
+            S = T.alloc_shared((32, cols), "float32")
+            for i in T.serial(cols):
+                S[tx, i] = A[tx, i]
+            for i in T.serial(32):
+                if pattern == "row":
+                    B[i, tx] = S[i, tx]
+                elif pattern == "stride2":
+                    B[i, tx] = S[0, 2 * tx]
+                elif pattern == "broadcast":
+                    B[i, tx] = S[0, 0]
+                else:
+                    B[i, tx] = S[tx, i]
+    return main
+
+
+@tilelang.jit
+def local_array(n=8, threads=128):
+    """Every thread keeps n float32 in a T.alloc_local array."""
+    @T.prim_func
+    def main(A: T.Tensor((threads * n,), "float32"), B: T.Tensor((threads * n,), "float32")):
+        with T.Kernel(1, threads=threads) as bx:
+            tx = T.get_thread_binding(0)
+            x = T.alloc_local((n,), "float32")
+            for i in T.serial(n):
+                x[i] = A[tx * n + i]
+            for i in T.serial(n):
+                B[tx * n + i] = x[i] * 2.0
     return main

@@ -240,6 +240,9 @@ def access_excess(op) -> tuple[str, float] | None:
     """Extra traffic of element accesses whose neighbouring threads are not adjacent: shared-memory
     bank conflicts (a warp's access replays once per thread sharing a bank) and partly used L2
     sectors for global memory.  Returns (counter key, extra bytes) or None."""
+    if op.scope == SHARED and op.wavefront_factor:
+        extra = op.elements * dtype_bytes(op.dtype) * (op.wavefront_factor - 1.0)
+        return (("shared", "conflict"), extra) if extra > 0 else None
     stride = op.access_stride
     if not stride:
         return None
@@ -555,5 +558,5 @@ def held_fragment_bytes(trace: KernelTrace, replicas: dict | None = None) -> int
             r.kind == "copy" and any(o.scope == FRAGMENT and o.access == "write" and o.buffer != name
                                      for o in r.operands) for r in recs)
 
-    return int(sum(b.nbytes * replicas.get(b.name, 1) for b in trace.buffers.values()
+    return int(sum(trace.block_nbytes(b) * replicas.get(b.name, 1) for b in trace.buffers.values()
                    if b.scope in (FRAGMENT, LOCAL) and not copied_away(b.name)))

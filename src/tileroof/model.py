@@ -190,7 +190,7 @@ def live_fragment_bytes(trace: KernelTrace) -> int:
     sizes: dict = {}
     for b in trace.buffers.values():
         if b.scope in (FRAGMENT, LOCAL):
-            sizes[b.storage] = max(sizes.get(b.storage, 0), int(b.nbytes))
+            sizes[b.storage] = max(sizes.get(b.storage, 0), trace.block_nbytes(b))
     live = _lifetimes(trace, (FRAGMENT, LOCAL))
     touches: dict = {}
     for i, rec in enumerate(trace.ops):
@@ -246,6 +246,27 @@ def _element_gather_producer(trace: KernelTrace) -> bool:
                and any(o.scope == GLOBAL and o.access == "read" for o in op.operands) for op in trace.ops)
 
 
+def _setmaxnreg(trace: KernelTrace) -> tuple[int, int] | None:
+    """(producer, consumer) registers a thread gets after setmaxnreg in a warp-specialised launch,
+    or None where the kernel turns it off (T.no_set_max_nreg / T.disable_warp_group_reg_alloc;
+    TileLang's AnnotateWarpGroupRegAlloc then leaves the launch's one allocation alone).  Explicit
+    T.set_max_nreg(count, 0 / 1) or annotate_*_reg_* calls set the counts, else TileLang's 24 / 240."""
+    producer, consumer = PRODUCER_REGS, CONSUMER_REGS
+    for name, *args in trace.register_hints:
+        if name in ("tl.no_set_max_nreg", "tl.disable_warp_group_reg_alloc"):
+            return None
+        if name == "tl.set_max_nreg" and len(args) == 2:
+            if args[1]:
+                consumer = args[0]
+            else:
+                producer = args[0]
+        elif name == "tl.annotate_producer_reg_dealloc" and args:
+            producer = args[0]
+        elif name == "tl.annotate_consumer_reg_alloc" and args:
+            consumer = args[0]
+    return producer, consumer
+
+
 def occupancy(trace: KernelTrace, dev: Device) -> Occupancy:
     threads = max(trace.threads_per_block, 1)
     # (a kernel compiled with tl.disable_warp_specialized keeps every thread on loads and math)
@@ -253,9 +274,17 @@ def occupancy(trace: KernelTrace, dev: Device) -> Occupancy:
           and not trace.pass_config("tl.disable_warp_specialized", False))
     smem = shared_allocation(trace)
     gather = ws and _element_gather_producer(trace)
-    if ws and not gather:
+    rebalance = _setmaxnreg(trace) if ws and not gather else None
+    if rebalance:
         launched = threads + PRODUCER_THREADS
         regs = min(dev.max_regs_per_thread, int(dev.regs_per_sm // launched) // 8 * 8)
+    elif ws and not gather:
+        # warp-specialised without setmaxnreg (T.no_set_max_nreg): one allocation for producer and
+        # consumers, as much as the consumers' fragments need (the GDN KKT: ptxas 79 registers for
+        # 256 threads, 3 blocks per SM, where setmaxnreg would have pinned 1)
+        launched = threads + PRODUCER_THREADS
+        regs = BASE_REGS_LIVE + int(np.ceil(live_fragment_bytes(trace) / 4 / threads))
+        regs = int(np.ceil(min(regs, dev.max_regs_per_thread) / 8) * 8)
     else:
         # without setmaxnreg every thread gets what the fragments need (a cp.async producer: as
         # many producer warps as consumers, one register allocation for all of them)
@@ -277,8 +306,9 @@ def occupancy(trace: KernelTrace, dev: Device) -> Occupancy:
         limits["registers"] = int(dev.regs_per_sm // (regs * launched))
     limiter = min(limits, key=limits.get)
     consumer_regs = regs
-    if ws and not gather and dev.regs_per_sm:
-        consumer_regs = min(CONSUMER_REGS, int((dev.regs_per_sm - PRODUCER_REGS * PRODUCER_THREADS) // threads) // 8 * 8)
+    if rebalance and dev.regs_per_sm:
+        producer_regs, most = rebalance
+        consumer_regs = min(most, int((dev.regs_per_sm - producer_regs * PRODUCER_THREADS) // threads) // 8 * 8)
     return Occupancy(max(limits[limiter], 1), limiter, regs, smem, launched, ws, max(threads // 128, 1), consumer_regs,
                      launch_error(smem, launched, dev))
 
@@ -469,6 +499,16 @@ def _op_compute_s(oc, dev: Device) -> float:
     return max([tc / n, cuda / n, sfu / n] + list(simt_issue_times(shim, dev).values()))
 
 
+def shared_pipe_bytes(nbytes, excess, inst) -> float:
+    """Bytes' worth of the SM's shared-memory data pipe some work takes (128 bytes a wavefront): its
+    shared bytes, the bank-conflict replays, and its warp shuffles -- a warp's SHFL takes one
+    wavefront of the same pipe (Nsight Compute on the blind2 Hadamard transforms, run 139: the
+    shared wavefronts equal the stores' and loads' wavefronts plus one per warp shuffle, to 0.3 %);
+    `inst[P_SHFL]` counts thread shuffles, 4 bytes each."""
+    shared = sum(v for (lv, _d), v in nbytes.items() if lv == SHARED)
+    return shared + excess.get(("shared", "conflict"), 0) + (inst or {}).get(P_SHFL, 0) * 4
+
+
 def block_chain(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, mem, wave: np.ndarray):
     """(seconds each block of the first wave (`wave`: their indices) takes, seconds each of them
     would take uncontended) for a launch without a pipelined loop; None where the device lacks the
@@ -511,6 +551,7 @@ def block_chain(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy,
                                       dev.l2_bytes)
     first = np.zeros(n_first)
     alone = np.zeros(n_first)
+    pipe = np.zeros(n_first)           # the block's co-resident blocks' time on the SM's shared pipe
     stream = dev.fitted.get("block_stream_bps", 0.0)
     per_sm = resident_blocks(trace, dev, occ)
     loading = False                    # the previous op read global memory (its loads are in flight)
@@ -525,17 +566,22 @@ def block_chain(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy,
             t_dram += wb_total * dram / allocated * writeback_cost_per_byte(dev, rd * f_miss / dram)
         moved = max(t_dram, (rd + wr) / dev.l2_bw if dev.l2_bw else 0.0)
         comp = _op_compute_s(oc, dev)
+        t_shared = 0.0
         if dev.shared_bw and not occ.warp_specialized:
-            # the op's shared-memory traffic, bank-conflict replays included, on the SMs' shared pipes
-            shared = sum(v for (lv, _d), v in oc.bytes.items() if lv == SHARED) + oc.excess.get(("shared", "conflict"), 0)
-            comp = max(comp, shared / dev.shared_bw)
+            # the op's shared-memory traffic, bank-conflict replays and shuffles included, on the
+            # SMs' shared pipes
+            t_shared = shared_pipe_bytes(oc.bytes, oc.excess, oc.inst) / dev.shared_bw
+            comp = max(comp, t_shared)
         chain = division_chain(rec, trace, dev)
         chain = chain[wave] if np.ndim(chain) else chain
         if rec.kind == "reduce":
             chain = chain + dev.reduce_latency_s * execs
         first += np.maximum(share * max(moved, comp) * n_first, chain)
         if stream:
+            # one block's compute at the whole SM's rates (co-resident blocks fill each other's
+            # dependency stalls)
             alone += np.maximum(np.maximum(share * (rd + wr) / stream, share * comp * n_first / per_sm), chain)
+            pipe += share * t_shared * n_first
         reads = rd > 0
         if reads and not loading:
             trip = np.where(execs > 0, rt, 0.0)
@@ -544,7 +590,26 @@ def block_chain(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy,
         # copies into registers issue their loads and go on (the next load joins them); a copy into
         # shared memory ends in a barrier, and element code uses what it loads
         loading = bool(reads and rec.kind == "copy" and rec.attrs.get("dst_scope") in (FRAGMENT, LOCAL))
-    return first, (alone if stream else None)
+    # but the SM's one shared-memory pipe serves its co-resident blocks in turn, and one block alone
+    # keeps it full (a queue of independent requests): the SM takes no less than all of its blocks'
+    # shared wavefronts and shuffles (the Hadamard transforms' exchanges and shuffles, run 139);
+    # while one block waits on its loads or a reduction, the others use the pipe
+    return first, (np.maximum(alone, pipe) if stream else None)
+
+
+def read_groups_after_loop(trace: KernelTrace, counts: Counts) -> int:
+    """Groups of ops after a kernel's last pipelined-loop op that read global memory: each waits a
+    DRAM round trip with nothing else of its block to hide it (the loop's tiles are done), as
+    block_chain counts them (copies into registers issued back to back wait together).  The gated
+    delta net's K K^T reads its chunk's gates after the gemm loop, then masks with them; the split-KV
+    decode attentions' combine reads each split's partial output and log-sum-exp after its loop."""
+    last_loop = max((i for i, rec in enumerate(trace.ops) if rec.pipeline), default=len(trace.ops))
+    groups, loading = 0, False
+    for rec, oc in list(zip(trace.ops, counts.ops))[last_loop + 1:]:
+        reads = oc.bytes.get((GLOBAL, "read"), 0) > 0 and rec.executions > 0
+        groups += reads and not loading
+        loading = reads and rec.kind == "copy" and rec.attrs.get("dst_scope") in (FRAGMENT, LOCAL)
+    return groups
 
 
 def consumer_compute(tensor: float, other: float) -> float:
@@ -626,7 +691,9 @@ def pipelined_loop(trace: KernelTrace, counts: Counts):
     """(the T.Pipelined loop's (record, counts) pairs, trip count per block, total trips), or
     None for a kernel without one (or whose loop never runs)."""
     loop_ops = [(rec, oc) for rec, oc in zip(trace.ops, counts.ops) if rec.pipeline]
-    if not loop_ops:
+    if not any(o.scope == GLOBAL for rec, _ in loop_ops for o in rec.operands):
+        # a T.Pipelined loop that touches no global memory (a Hadamard transform's register
+        # shuffles, num_stages=1) streams nothing: it is one more phase of the block's chain
         return None
     iters = loop_iterations(loop_ops)
     total_iters = float(iters.sum())
@@ -881,6 +948,7 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
     rest_other = rest_bytes = rest_div = 0.0
     store_bytes = store_requests = 0.0
     rest_work = []                     # the counts of the ops outside the loop (their tensor time: the clock's)
+    t_after = read_groups_after_loop(trace, counts) * dram_tile_round_trip(dev, 0.0)
     for rec, oc in zip(trace.ops, counts.ops):
         if rec.pipeline:
             continue
@@ -1056,7 +1124,7 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
             rest_tc += _tensor_time_per_sm(oc, dev, clock)
         # (division chains are latency: co-resident blocks run theirs side by side, not x share)
         t_rest = share * ((rest_tc + rest_other) / nblocks + ((rest_bytes / nblocks) / per_sm_l2 if per_sm_l2 else 0.0)
-                          + t_store) + rest_div / nblocks
+                          + t_store) + rest_div / nblocks + t_after
         block_times = iters * t_iter + all_trips * t_checks + prologue + t_rest
         follower_times = iters * t_iter_f + all_trips * t_checks + prologue + t_rest if l2_tile else None
         first_wave_times = iters * t_iter0 + all_trips * t_checks + prologue + t_rest + share * (t_store0 - t_store)
@@ -1313,9 +1381,11 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
     if "fitted" in dev.sources:
         assumptions.append(f"pipeline constants {dev.sources['fitted']}")
     if occ.warp_specialized:
-        assumptions.append(f"warp-specialised on {dev.arch}: {PRODUCER_THREADS} producer threads added; after "
-                           f"setmaxnreg the producer has {PRODUCER_REGS} and each consumer thread "
-                           f"{occ.consumer_regs_per_thread} registers")
+        rebalance = _setmaxnreg(trace)
+        assumptions.append(f"warp-specialised on {dev.arch}: {PRODUCER_THREADS} producer threads added; " + (
+            f"after setmaxnreg the producer has {rebalance[0]} and each consumer thread "
+            f"{occ.consumer_regs_per_thread} registers" if rebalance else
+            f"no setmaxnreg (the kernel turns it off): every thread has {occ.regs_per_thread} registers"))
     assumptions += notes
     if clocked and tensor_boost_clock(dev) > dev.tensor_clock_hz:
         assumptions.append(f"power-limited SM clock {clock * dev.tensor_clock_hz / 1e6:.0f} MHz (tensor rates measured "
@@ -1466,7 +1536,7 @@ def _timed(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, pipe
         res[key] = res.get(key, 0.0) + n / rate
     res.update(simt_issue_times(counts, dev))
     # bank conflicts replay shared-memory wavefronts; strided global accesses waste sector bytes
-    shared = counts.level_bytes("shared") + counts.excess.get(("shared", "conflict"), 0)
+    shared = shared_pipe_bytes(counts.bytes, counts.excess, counts.inst)
     if shared and dev.shared_bw and not occ.warp_specialized:
         res["shared"] = shared / dev.shared_bw
     if dev.l2_bw:

@@ -78,6 +78,10 @@ class Operand:
     # bytes between the elements that neighbouring threads touch (innermost T.Parallel variable);
     # None when not element code
     access_stride: int | None = None
+    # shared-memory wavefronts one warp's access takes over the fewest its width allows (bank
+    # conflicts: 8.0 for eight lanes of a quarter-warp on the same 16-byte bank group), from the
+    # lanes' addresses; 0.0 where not worked out (the stride stands in)
+    wavefront_factor: float = 0.0
     # accessed by element code (per-thread loads and stores), not by a tile op
     element: bool = False
 
@@ -131,6 +135,10 @@ class KernelTrace:
     # compiler pass options the kernel was written with (@tilelang.jit(pass_configs=...)), as sorted
     # (key, value) pairs: "tl.disable_warp_specialized" changes how its pipelined loops run
     pass_configs: tuple = ()
+    # register-budget calls the kernel makes (T.no_set_max_nreg / T.disable_warp_group_reg_alloc,
+    # T.set_max_nreg(count, is_inc)), as (name, *int args): they decide whether a warp-specialised
+    # launch re-balances registers with setmaxnreg
+    register_hints: tuple = ()
 
     def storage_of(self, buffer: str) -> str:
         """The allocation a buffer (or view) belongs to: its own name when the trace does not know it."""
@@ -153,5 +161,10 @@ class KernelTrace:
         allocate if no two buffers shared space (model.shared_allocation: what TileLang allocates)."""
         return sum(b.nbytes * b.stages for b in self.buffers.values() if b.scope == SHARED)
 
+    def block_nbytes(self, b: BufferInfo) -> int:
+        """Bytes of `b` one block holds: a fragment's shape is the block's tile (its layout spreads
+        it over the threads), a T.alloc_local buffer's shape is one thread's (every thread has one)."""
+        return b.nbytes * max(self.threads_per_block, 1) if b.scope == LOCAL else b.nbytes
+
     def fragment_bytes_per_block(self) -> int:
-        return sum(b.nbytes for b in self.buffers.values() if b.scope in (FRAGMENT, LOCAL))
+        return sum(self.block_nbytes(b) for b in self.buffers.values() if b.scope in (FRAGMENT, LOCAL))

@@ -340,6 +340,10 @@ class Evaluator:
             return self(e.args[0]) >> self(e.args[1])
         if name in ("tirx.bitwise_and",):
             return self(e.args[0]) & self(e.args[1])
+        if name == "tirx.bitwise_or":
+            return self(e.args[0]) | self(e.args[1])
+        if name == "tirx.bitwise_xor":             # (a swizzled layout's 16-byte chunk index)
+            return self(e.args[0]) ^ self(e.args[1])
         # a call's result known only at run time (an atomic's old value): named as such in
         # `bounded`, beside the tensors and scalars there
         raise DataDependent(f"the result of {name}")
