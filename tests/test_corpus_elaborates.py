@@ -58,6 +58,7 @@ _TINY = [
     (misc.transpose_op, lambda p: dict(M=128, N=128)),
     (misc.transpose_swap, lambda p: dict(M=128, N=128)),
     (extra.elementwise_mul, lambda p: dict(M=128, N=256)),
+    (extra.transpose_simt, lambda p: dict(M=64, N=96)),
     (extra.rope, lambda p: dict(batch=1, seq_len=64, heads=2)),
     (extra.add_rms_norm, lambda p: dict(M=4, N=512)),
     (extra.quant_fp8_rowwise, lambda p: dict(M=4, N=512)),

@@ -116,3 +116,20 @@ def test_reads_after_the_loop_wait_a_round_trip():
     assert model.read_groups_after_loop(g.trace, g.counts) == 0
     dev = devices.load("h200")
     assert r.timing.pipeline["prologue_epilogue_s"] >= model.dram_tile_round_trip(dev, 0.0) > 0
+
+
+@pytest.mark.parametrize("name, write, read", [
+    # float32, 32 x 32 tile: the write tile[r, tx] is 32 consecutive words (1); the read tile[tx, r]
+    # strides a 128-byte row, every lane on bank r % 32 (32)
+    ("bankcheck_transpose_naive_float32_8192x8192", 1.0, 32.0),
+    ("bankcheck_transpose_padded_float32_8192x8192", 1.0, 1.0),     # 33-word rows: banks (33 tx + r) % 32
+    ("bankcheck_transpose_swizzle_float32_8192x8192", 1.0, 1.0),    # column tx ^ r: distinct banks
+    # float16: a warp's 64 bytes still take a whole wavefront (2 over 64 / 128); the naive read's
+    # lanes at 64-byte strides fall on two banks, 16 distinct words each: 16 wavefronts (32 over 0.5)
+    ("bankcheck_transpose_naive_float16_8192x16384", 2.0, 32.0),
+    ("bankcheck_transpose_padded_float16_8192x16384", 2.0, 2.0),    # 66-byte rows: words 33 tx / 2, distinct banks
+])
+def test_transpose_bank_conflicts_by_hand(name, write, read):
+    c = CASES[name]
+    r = tileroof.analyze(c.kernel, device="h200", **c.params)
+    assert [(a, f) for a, _e, f in _shared_operands(r)] == [("write", write), ("read", read)]

@@ -78,9 +78,10 @@ class Operand:
     # bytes between the elements that neighbouring threads touch (innermost T.Parallel variable);
     # None when not element code
     access_stride: int | None = None
-    # shared-memory wavefronts one warp's access takes over the fewest its width allows (bank
-    # conflicts: 8.0 for eight lanes of a quarter-warp on the same 16-byte bank group), from the
-    # lanes' addresses; 0.0 where not worked out (the stride stands in)
+    # shared-memory wavefronts one warp's access takes over its bytes / 128 (bank conflicts: 8.0 for
+    # eight lanes of a quarter-warp on the same 16-byte bank group; 2.0 for 32 lanes of 2-byte
+    # elements, one wavefront for 64 bytes), from the lanes' addresses; 0.0 where not worked out
+    # (the stride stands in)
     wavefront_factor: float = 0.0
     # accessed by element code (per-thread loads and stores), not by a tile op
     element: bool = False

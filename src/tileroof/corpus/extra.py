@@ -1542,7 +1542,8 @@ def cases() -> list[Case]:
             + _spill_cases() + _stagger_check_cases() + _wave_split_probes() + _apart_check_cases()
             + _occupancy_check_cases() + _tiny_cases() + chain_probes() + _chain_check_cases()
             + _chain_check_cases("chaincheck2") + _stage_check_cases() + _sparse_check_cases()
-            + _follow_check_cases() + _blind_check_cases() + _overlap_check_cases() + _register_check_cases())
+            + _follow_check_cases() + _blind_check_cases() + _overlap_check_cases() + _register_check_cases()
+            + _bank_check_cases())
 
 
 # Session 22: element-wise launches whose blocks per SM the loads in flight set (model.live_fragment_bytes:
@@ -1977,3 +1978,57 @@ def masked_probes() -> list[Case]:
     loop body (2 loads and a gemm: 7 tests a trip by the rule), another mask read (from global
     memory each trip, not a local copy), three densities."""
     return [_masked_case(4096, 4096, 8192, d) for d in (1, 4, 8)]
+
+
+# Session 26: the classic shared-memory transpose written with thread indices (no T.Parallel, no tile
+# op), one 32 x 32 tile per block of 32 x 8 threads, each thread moving four elements in and four
+# out: the lane-address bank-conflict count (Walker._warp_wavefronts) and the SM's shared pipe
+# under it, predicted before they ran.
+@tilelang.jit
+def transpose_simt(M, N, pattern="naive", dtype="float32"):
+    """B = A^T through a shared tile, NVIDIA's transpose example written in TileLang: the threads
+    write tile[r, tx] from a row of A (coalesced) and read tile[tx, r] for a row of B.  "naive": a
+    32-wide tile, so the read's lanes stride a whole row (32 words in float32: every lane on one
+    bank, 32 wavefronts; 16 words in float16: two banks, 16); "padded": 33-wide rows, no conflict;
+    "swizzle": column c of row r stored at c ^ r, no conflict and no padding."""
+    TILE, ROWS = 32, 8
+    cols = TILE + 1 if pattern == "padded" else TILE
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((N, M), dtype)):
+        with T.Kernel(T.ceildiv(N, TILE), T.ceildiv(M, TILE), threads=[TILE, ROWS]) as (bx, by):
+            tx = T.get_thread_binding(0)
+            ty = T.get_thread_binding(1)
+            tile = T.alloc_shared((TILE, cols), dtype)
+            for j in T.serial(TILE // ROWS):
+                if pattern == "swizzle":
+                    tile[ty + j * ROWS, T.bitwise_xor(tx, ty + j * ROWS)] = A[by * TILE + ty + j * ROWS, bx * TILE + tx]
+                else:
+                    tile[ty + j * ROWS, tx] = A[by * TILE + ty + j * ROWS, bx * TILE + tx]
+            for j in T.serial(TILE // ROWS):
+                if pattern == "swizzle":
+                    B[bx * TILE + ty + j * ROWS, by * TILE + tx] = tile[tx, T.bitwise_xor(ty + j * ROWS, tx)]
+                else:
+                    B[bx * TILE + ty + j * ROWS, by * TILE + tx] = tile[tx, ty + j * ROWS]
+
+    return main
+
+
+BANK_CHECKS = [  # (pattern, dtype, M, N)
+    ("naive", "float32", 8192, 8192), ("padded", "float32", 8192, 8192), ("swizzle", "float32", 8192, 8192),
+    ("naive", "float16", 8192, 16384), ("padded", "float16", 8192, 16384), ("naive", "float32", 4096, 2048)]
+
+
+def _bank_check_cases() -> list[Case]:
+    out = []
+    for pattern, dt, M, N in BANK_CHECKS:
+        p = dict(M=M, N=N, pattern=pattern, dtype=dt)
+        b = nbytes(dt)
+        out.append(Case(f"bankcheck_transpose_{pattern}_{dt}_{M}x{N}", transpose_simt, p, _transpose_inputs,
+                        _transpose_ref,
+                        # every element read once from A and written once to B; no arithmetic
+                        Expected(global_read_bytes=M * N * b, global_write_bytes=M * N * b, global_atomic_bytes=0,
+                                 tensor_flops=0, cuda_flops=0, sfu_ops=0, unique_bytes=2 * M * N * b),
+                        rtol=0.0, tags=("transpose", dt, "bankcheck", "extra"),
+                        note=f"{cdiv(M, 32) * cdiv(N, 32)} blocks of 32x8 threads, {pattern} 32x32 shared tile"))
+    return out

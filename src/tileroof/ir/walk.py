@@ -873,7 +873,7 @@ class Walker:
         return sub
 
     def _warp_wavefronts(self, buffer, info, indices) -> float:
-        """Wavefronts one warp's access of shared `buffer` takes over the fewest it could: the lanes'
+        """Wavefronts one warp's access of shared `buffer` takes over its bytes / 128: the lanes'
         addresses (the buffer's annotated layout applied: a swizzle), each lane `width` bytes (a
         T.vectorized loop's elements, at most 16), split into phases of 128 bytes of lanes (32
         lanes of 4 bytes, 16 of 8, 8 of 16); a phase takes as many wavefronts as the most distinct
@@ -919,8 +919,9 @@ class Walker:
         for p0 in range(0, lanes, per_phase):
             w = np.unique((addr[p0:p0 + per_phase, None] // 4 + words[None, :]).reshape(-1))
             waves += int(np.bincount(w % 32, minlength=32).max())
-        ideal = max(-(-lanes * width // 128), 1)
-        return float(waves / ideal)
+        # over the bytes' own wavefronts (128 bytes each): a warp access of fewer bytes still takes a
+        # whole wavefront (32 lanes of 2-byte elements: 64 bytes, one wavefront, a factor of 2)
+        return float(waves * 128 / (lanes * width))
 
     def _grid_size(self) -> int:
         return self.grid[0] * self.grid[1] * self.grid[2]
