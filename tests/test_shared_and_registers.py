@@ -2,6 +2,7 @@
 local arrays, and the register allocation of warp-specialised kernels that turn setmaxnreg off:
 hand-derived counts on small kernels, and the recorded Nsight Compute counters they reproduce."""
 import json
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import pytest
 import tileroof
 from tileroof import devices, model
 from tileroof.corpus import CASES
-from tileroof.counts import P_SHFL
+from tileroof.counts import P_SHFL, OpCounts
 
 from . import kernels as K
 
@@ -48,9 +49,11 @@ def test_local_array_is_per_thread():
 
 def test_shared_pipe_bytes_by_hand():
     # 100 B read, 28 B of conflict replays, 32 thread shuffles (one warp SHFL = one 128 B wavefront)
-    nbytes = {("shared", "read"): 100, ("global", "read"): 1000}
-    assert model.shared_pipe_bytes(nbytes, {("shared", "conflict"): 28}, {P_SHFL: 32}) == 256
-    assert model.shared_pipe_bytes(nbytes, {}, None) == 100
+    nbytes = Counter({("shared", "read"): 100, ("global", "read"): 1000})
+    work = OpCounts("x", "elementwise", 1, bytes=nbytes, excess=Counter({("shared", "conflict"): 28}),
+                    inst=Counter({P_SHFL: 32}))
+    assert model.shared_pipe_bytes(work) == 256
+    assert model.shared_pipe_bytes(OpCounts("x", "elementwise", 1, bytes=nbytes)) == 100
 
 
 def _h100_ncu(name):
@@ -63,7 +66,7 @@ def test_shared_wavefronts_of_the_hadamard_transforms_against_nsight(name):
     # transposed side) plus one wavefront per warp shuffle: Nsight's shared wavefronts, run 139
     c = CASES[name]
     r = tileroof.analyze(c.kernel, device="h100_sxm", **c.params)
-    modelled = model.shared_pipe_bytes(r.counts.bytes, r.counts.excess, r.counts.inst) / 128
+    modelled = model.shared_pipe_bytes(r.counts) / 128
     measured = _h100_ncu(name)["l1tex__data_pipe_lsu_wavefronts_mem_shared.sum"]
     assert modelled == pytest.approx(measured, rel=0.02)
 

@@ -278,18 +278,15 @@ def occupancy(trace: KernelTrace, dev: Device) -> Occupancy:
     if rebalance:
         launched = threads + PRODUCER_THREADS
         regs = min(dev.max_regs_per_thread, int(dev.regs_per_sm // launched) // 8 * 8)
-    elif ws and not gather:
-        # warp-specialised without setmaxnreg (T.no_set_max_nreg): one allocation for producer and
-        # consumers, as much as the consumers' fragments need (the GDN KKT: ptxas 79 registers for
-        # 256 threads, 3 blocks per SM, where setmaxnreg would have pinned 1)
-        launched = threads + PRODUCER_THREADS
-        regs = BASE_REGS_LIVE + int(np.ceil(live_fragment_bytes(trace) / 4 / threads))
-        regs = int(np.ceil(min(regs, dev.max_regs_per_thread) / 8) * 8)
     else:
         # without setmaxnreg every thread gets what the fragments need (a cp.async producer: as
-        # many producer warps as consumers, one register allocation for all of them)
-        launched = 2 * threads if gather else threads
-        if any(op.pipeline for op in trace.ops):
+        # many producer warps as consumers, one register allocation for all of them; a
+        # warp-specialised launch that turns setmaxnreg off (T.no_set_max_nreg): its producer
+        # warpgroup and the consumers, sized by the live fragments -- the GDN KKT: ptxas 79
+        # registers for 256 threads, 3 blocks per SM, where setmaxnreg would have pinned 1)
+        one_ws_allocation = ws and not gather
+        launched = threads + PRODUCER_THREADS if one_ws_allocation else 2 * threads if gather else threads
+        if any(op.pipeline for op in trace.ops) and not one_ws_allocation:
             # (a liveness reading here gives the grouped GEMMs ptxas's blocks per SM but moves their
             # DRAM the wrong way: session 15, Tried and not kept)
             regs = BASE_REGS_PER_THREAD + int(np.ceil(trace.fragment_bytes_per_block() / 4 / threads))
@@ -499,14 +496,14 @@ def _op_compute_s(oc, dev: Device) -> float:
     return max([tc / n, cuda / n, sfu / n] + list(simt_issue_times(shim, dev).values()))
 
 
-def shared_pipe_bytes(nbytes, excess, inst) -> float:
-    """Bytes' worth of the SM's shared-memory data pipe some work takes (128 bytes a wavefront): its
-    shared bytes, the bank-conflict replays, and its warp shuffles -- a warp's SHFL takes one
-    wavefront of the same pipe (Nsight Compute on the blind2 Hadamard transforms, run 139: the
-    shared wavefronts equal the stores' and loads' wavefronts plus one per warp shuffle, to 0.3 %);
-    `inst[P_SHFL]` counts thread shuffles, 4 bytes each."""
-    shared = sum(v for (lv, _d), v in nbytes.items() if lv == SHARED)
-    return shared + excess.get(("shared", "conflict"), 0) + (inst or {}).get(P_SHFL, 0) * 4
+def shared_pipe_bytes(c) -> float:
+    """Bytes' worth of the SM's shared-memory data pipe the work of `c` (a Counts or an OpCounts)
+    takes (128 bytes a wavefront): its shared bytes, the bank-conflict replays, and its warp
+    shuffles -- a warp's SHFL takes one wavefront of the same pipe (Nsight Compute on the blind2
+    Hadamard transforms, run 139: the shared wavefronts equal the stores' and loads' wavefronts
+    plus one per warp shuffle, to 0.3 %); `inst[P_SHFL]` counts thread shuffles, 4 bytes each."""
+    shared = sum(v for (lv, _d), v in c.bytes.items() if lv == SHARED)
+    return shared + c.excess.get(("shared", "conflict"), 0) + c.inst.get(P_SHFL, 0) * 4
 
 
 def block_chain(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, mem, wave: np.ndarray):
@@ -570,7 +567,7 @@ def block_chain(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy,
         if dev.shared_bw and not occ.warp_specialized:
             # the op's shared-memory traffic, bank-conflict replays and shuffles included, on the
             # SMs' shared pipes
-            t_shared = shared_pipe_bytes(oc.bytes, oc.excess, oc.inst) / dev.shared_bw
+            t_shared = shared_pipe_bytes(oc) / dev.shared_bw
             comp = max(comp, t_shared)
         chain = division_chain(rec, trace, dev)
         chain = chain[wave] if np.ndim(chain) else chain
@@ -1536,7 +1533,7 @@ def _timed(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, pipe
         res[key] = res.get(key, 0.0) + n / rate
     res.update(simt_issue_times(counts, dev))
     # bank conflicts replay shared-memory wavefronts; strided global accesses waste sector bytes
-    shared = shared_pipe_bytes(counts.bytes, counts.excess, counts.inst)
+    shared = shared_pipe_bytes(counts)
     if shared and dev.shared_bw and not occ.warp_specialized:
         res["shared"] = shared / dev.shared_bw
     if dev.l2_bw:
