@@ -1,0 +1,129 @@
+"""How many blocks can an SM start and retire per second?  A launch of many small blocks (a
+32x32 transpose, an fp8 cast of 1024 elements a block) may be limited neither by DRAM nor by its
+blocks' chains but by how fast the SMs take in new blocks: three record launches with 65 k-131 k
+blocks all ran at ~180 ns a block on each SM (up_cast_fp8 128 threads, the padded fp16 transpose
+256 threads), whatever their bytes.  This probe measures that rate directly.
+
+Kernel `block_touch(G, threads, per_thread)`: a 1-D grid of G blocks; each thread copies
+`per_thread` fp16 elements from A to B (coalesced, 2 bytes a lane, the transpose's access size), or
+with per_thread 0 stores one constant element.  For each (threads, per_thread) the kernel time
+(L2 flushed before each run, CUDA events) is taken at G = 132 x {8, 32, 128, 512} (the SM count
+scales them on other GPUs); the slope of time against G, times the SM count, is the interval
+between two block starts on one SM in the steady state, its intercept the launch and the first
+wave.  The resident blocks per SM follow from the threads (2048 threads and 32 blocks an SM at
+most, on Hopper), so the interval's change with threads says whether the cost is per block or per
+warp, and the per_thread series whether the blocks' own memory time adds to it.
+
+    python -m tileroof.gpu.blockrate --out DIR
+"""
+
+import argparse
+import time
+from pathlib import Path
+
+import tilelang
+import tilelang.language as T
+
+THREADS = (32, 64, 128, 256, 512, 1024)
+PER_THREAD = (0, 1, 4)
+WAVE_MULTIPLES = (8, 32, 128, 512)      # G = SMs x this
+
+
+@tilelang.jit
+def block_touch(G, threads, per_thread, dtype="float16"):
+    """G blocks of `threads` threads; each thread copies per_thread elements (0: stores one)."""
+    k = max(per_thread, 1)
+    n = G * threads * k
+
+    if per_thread == 0:
+        @T.prim_func
+        def store(B: T.Tensor((n,), dtype)):
+            with T.Kernel(G, threads=threads) as bx:
+                tx = T.get_thread_binding(0)
+                B[bx * threads + tx] = T.cast(1, dtype)
+
+        return store
+
+    @T.prim_func
+    def copy(A: T.Tensor((n,), dtype), B: T.Tensor((n,), dtype)):
+        with T.Kernel(G, threads=threads) as bx:
+            tx = T.get_thread_binding(0)
+            for i in T.serial(per_thread):
+                B[bx * threads * k + i * threads + tx] = A[bx * threads * k + i * threads + tx]
+
+    return copy
+
+
+def fit_rows(times: dict, sms: int) -> list:
+    """Per (threads, per_thread): the least-squares line of kernel time against G; the slope times
+    the SM count is one SM's interval between block starts.  times: {(threads, per_thread, G):
+    seconds}."""
+    import numpy as np
+    rows = []
+    for t in THREADS:
+        for k in PER_THREAD:
+            pts = sorted((g, s) for (tt, kk, g), s in times.items() if tt == t and kk == k)
+            if len(pts) < 3:
+                continue
+            g, s = np.array([p[0] for p in pts], float), np.array([p[1] for p in pts], float)
+            slope, icpt = np.polyfit(g, s, 1)
+            # the two largest grids alone (the steady state, far from the first wave)
+            last = (s[-1] - s[-2]) / (g[-1] - g[-2])
+            rows.append({"threads": t, "per_thread": k, "resident_per_sm": min(32, 2048 // t),
+                         "bytes_per_block": 2 * t * max(k, 1) * (2 if k else 1),
+                         "points": [[int(a), float(b)] for a, b in pts],
+                         "interval_s": float(slope * sms), "interval_last_pair_s": float(last * sms),
+                         "intercept_s": float(icpt)})
+    return rows
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", type=Path, required=True)
+    a = ap.parse_args(argv)
+    import torch
+
+    from .provenance import base_provenance, write_record
+    from .timing import time_events
+    prov = base_provenance("blockrate", touch_gpu=True)
+    t0 = time.time()
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    params = [dict(G=sms * m, threads=t, per_thread=k) for t in THREADS for k in PER_THREAD for m in WAVE_MULTIPLES]
+    compiled = block_touch.par_compile(params, num_workers=16, ignore_error=True)
+    times, raw = {}, {}
+    for p, kern in zip(params, compiled):
+        if kern is None:
+            print(f"compile failed: {p}", flush=True)
+            continue
+        k = max(p["per_thread"], 1)
+        n = p["G"] * p["threads"] * k
+        A = torch.randn(n, dtype=torch.float16, device="cuda")
+        B = torch.zeros_like(A)
+        fn = ((lambda kern=kern, A=A, B=B: kern(A, B)) if p["per_thread"]      # noqa: E731
+              else (lambda kern=kern, B=B: kern(B)))
+        fn()
+        torch.cuda.synchronize()
+        ok = bool(torch.equal(B, A)) if p["per_thread"] else bool((B.view(p["G"], -1)[:, :p["threads"]] == 1).all())
+        st = time_events(fn)
+        key = (p["threads"], p["per_thread"], p["G"])
+        raw["|".join(map(str, key))] = {"median_s": st["median_s"], "p10_s": st.get("p10_s"),
+                                         "p90_s": st.get("p90_s"), "n": st.get("n"), "correct": ok}
+        if ok:
+            times[key] = st["median_s"]
+        print(f"threads={p['threads']:5d} per_thread={p['per_thread']} G={p['G']:7d}: "
+              f"{st['median_s'] * 1e6:9.2f} us correct={ok}", flush=True)
+        del A, B
+    rows = fit_rows(times, sms)
+    for r in rows:
+        print(f"threads={r['threads']:5d} per_thread={r['per_thread']} ({r['resident_per_sm']} a SM): "
+              f"{r['interval_s'] * 1e9:7.1f} ns a block a SM (last pair {r['interval_last_pair_s'] * 1e9:7.1f}), "
+              f"intercept {r['intercept_s'] * 1e6:6.2f} us", flush=True)
+    path = write_record(a.out, prov, t0, {"sm_count": sms, "threads": list(THREADS), "per_thread": list(PER_THREAD),
+                                          "wave_multiples": list(WAVE_MULTIPLES), "results": rows, "raw": raw},
+                        __doc__)
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
