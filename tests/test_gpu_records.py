@@ -182,3 +182,23 @@ def test_gemm_chain_record_points():
     by = {(p["n_gemm"], p["hop"]): p["per_iter_s"] for p in rec["points"]}
     # a gemm fed by the previous one through shared memory costs more than one accumulated
     assert all(by[(n, "copy")] > by[(n, "none")] for n in (2, 3, 4))
+
+
+def test_blockrate_fit_and_profile_entry():
+    """The probe's line: kernel time = a + G x slope gives one SM's start interval slope x SMs; the
+    profile entry takes the store-only blocks' median."""
+    from tileroof.gpu import derive
+    from tileroof.gpu.blockrate import fit_rows
+    sms = 132
+    times = {}
+    for t, k, per_sm_ns in ((128, 0, 180.0), (256, 0, 200.0), (1024, 0, 220.0), (256, 4, 400.0)):
+        for m in (8, 32, 128, 512):
+            g = sms * m
+            times[(t, k, g)] = 5e-6 + g * per_sm_ns * 1e-9 / sms
+    rows = fit_rows(times, sms)
+    got = {(r["threads"], r["per_thread"]): r for r in rows}
+    assert got[(256, 4)]["interval_s"] == pytest.approx(400e-9)
+    assert got[(128, 0)]["intercept_s"] == pytest.approx(5e-6)
+    assert got[(1024, 0)]["resident_per_sm"] == 2 and got[(128, 0)]["resident_per_sm"] == 16
+    entry = derive.block_start_entry({"results": rows, "wave_multiples": [8, 32, 128, 512]}, "test")
+    assert entry["block_start_interval_ns"]["value"] == pytest.approx(200.0)

@@ -1532,6 +1532,10 @@ def _timed(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, pipe
             continue
         res[key] = res.get(key, 0.0) + n / rate
     res.update(simt_issue_times(counts, dev))
+    if dev.block_start_s and dev.sm_count:
+        # an SM takes in a new block no faster than one every block_start_s (tileroof.gpu.blockrate:
+        # near-empty blocks, whatever their threads): launches of many small blocks run at that rate
+        res["block starts"] = -(-nblocks // dev.sm_count) * dev.block_start_s
     # bank conflicts replay shared-memory wavefronts; strided global accesses waste sector bytes
     shared = shared_pipe_bytes(counts)
     if shared and dev.shared_bw and not occ.warp_specialized:

@@ -414,6 +414,24 @@ def block_stream_entry(run: dict, where: str) -> dict:
                                   "method": method, "kernel_values": [round(v / 1e9, 2) for v in vals]}}
 
 
+def block_start_entry(run: dict, where: str) -> dict:
+    """block_start_interval_ns from a blockrate run: one SM's interval between two block starts, the
+    slope of kernel time against the number of blocks times the SM count, for blocks that store one
+    element a thread (per_thread 0: their own memory time least); the median over the thread
+    counts, each thread count's value and the copying blocks' beside it."""
+    rows = run.get("results", [])
+    vals = [r["interval_s"] for r in rows if r["per_thread"] == 0 and r.get("interval_s", 0) > 0]
+    if not vals:
+        return {}
+    seen = "; ".join(f"{r['threads']} threads x {r['per_thread']}: {r['interval_s'] * 1e9:.0f}" for r in rows)
+    method = ("tileroof.gpu.blockrate: 1-D grids of G = SMs x " + "/".join(map(str, run.get("wave_multiples", [])))
+              + " blocks; each thread stores one fp16 element (per_thread 0) or copies 1 / 4 of them; per (threads, "
+              "per_thread) the least-squares slope of event-timed kernel time (L2 flushed) against G, times the SM "
+              f"count; median over the thread counts of the store-only blocks (all, ns: {seen}) [{where}]")
+    return {"block_start_interval_ns": {"value": round(statistics.median(vals) * 1e9, 2), "unit": "ns",
+                                        "method": method, "kernel_values": [round(v * 1e9, 2) for v in vals]}}
+
+
 SHORT_LAUNCH_US = 50.0     # launches this short finish before the power limiter pulls the clock down
 
 
