@@ -25,7 +25,7 @@ import tilelang
 import tilelang.language as T
 
 THREADS = (32, 64, 128, 256, 512, 1024)
-PER_THREAD = (0, 1, 4)
+PER_THREAD = (0, 1, 2, 4, 8)
 WAVE_MULTIPLES = (8, 32, 128, 512)      # G = SMs x this
 
 
