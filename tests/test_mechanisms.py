@@ -1498,3 +1498,19 @@ def test_causal_mask_selects_join_a_one_warpgroup_iteration_only():
     assert r2.timing.pipeline["consumer_warpgroups"] == 2
     assert any(oc.selects for oc in r2.counts.ops)
     assert r2.timing.pipeline["terms_s"]["compute"] == pytest.approx(r20.timing.pipeline["terms_s"]["compute"], rel=1e-9)
+
+
+def test_block_starts_bound_many_small_blocks():
+    """Run 141 (tileroof.gpu.blockrate): an SM starts a block no faster than every 79.33 ns, so
+    67584 one-element-a-thread blocks on 132 SMs take 512 x 79.33 ns = 40.6 us of body, whatever
+    the blocks do; without the measured interval the same launch is timed by its chains alone."""
+    from tileroof.gpu.blockrate import block_touch
+    dev = devices.load("h200")
+    assert dev.block_start_s == pytest.approx(79.33e-9)
+    f = block_touch.get_tir(G=132 * 512, threads=128, per_thread=1)
+    r = tileroof.analyze(f, device=dev)
+    assert r.timing.bound == "block starts"
+    assert r.timing.resource_s["block starts"] == pytest.approx(512 * 79.33e-9)
+    assert r.timing.time_s == pytest.approx(512 * 79.33e-9 + model.timing_floor(dev))
+    bare = tileroof.analyze(f, device=replace(dev, block_start_s=0.0))
+    assert "block starts" not in bare.timing.resource_s and bare.timing.time_s < 0.6 * r.timing.time_s
