@@ -1514,3 +1514,16 @@ def test_block_starts_bound_many_small_blocks():
     assert r.timing.time_s == pytest.approx(512 * 79.33e-9 + model.timing_floor(dev))
     bare = tileroof.analyze(f, device=replace(dev, block_start_s=0.0))
     assert "block starts" not in bare.timing.resource_s and bare.timing.time_s < 0.6 * r.timing.time_s
+
+
+def test_order_key_runner_up_breaks_full_ties_only():
+    # same time, L2 bytes, iterations and DRAM: the config whose runner-up resource is further
+    # behind its bound goes first; any earlier key still decides before it
+    assert order_key(1e-3, dram_bytes=5e8, runner_up=0.7e-3) < order_key(1e-3, dram_bytes=5e8, runner_up=0.9e-3)
+    assert order_key(1e-3, dram_bytes=5e8, runner_up=0.9e-3) < order_key(1e-3, dram_bytes=6e8, runner_up=0.1e-3)
+    # Result.runner_up_s: the H100's DRAM-bound 16-row row sum has its pipelined loop behind the DRAM
+    r = tileroof.analyze(CASES["sweep_rowsum_bm16_bn256_s3_t128"].kernel, device="h100_sxm",
+                         **CASES["sweep_rowsum_bm16_bn256_s3_t128"].params)
+    assert r.bound == "dram"
+    assert r.runner_up_s == pytest.approx(r.timing.pipeline["makespan_s"])
+    assert r.runner_up_s < r.timing.resource_s["dram"]

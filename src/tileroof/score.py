@@ -153,7 +153,7 @@ def evaluate(results: Path | None = None, device: str = "h200") -> dict:
             "measured_dram": dram, "predicted_dram": r.dram_bytes,
             "predicted_dram_if_drifting": r.timing.dram_if_drifting,
             "predicted_dram_in_step": r.timing.dram_in_step,
-            "loop_iterations": r.loop_iterations, "l2_slice_bytes": r.l2_slice_bytes,
+            "loop_iterations": r.loop_iterations, "l2_slice_bytes": r.l2_slice_bytes, "runner_up_s": r.runner_up_s,
             "counter_flops": counter_flops(ncu), "flops": r.total_flops, "bound": r.bound,
             # the instruction estimate against Nsight Compute's warp instructions executed
             "warp_instructions": r.warp_instructions,
@@ -194,7 +194,8 @@ def evaluate(results: Path | None = None, device: str = "h200") -> dict:
         best = min(meas)
         ranked = sorted(sel, key=lambda r: order_key(r["predicted_s"], l2_slice_bytes=r["l2_slice_bytes"],
                                                      loop_iterations=r["loop_iterations"],
-                                                     dram_bytes=r["predicted_dram"]))
+                                                     dram_bytes=r["predicted_dram"],
+                                                     runner_up=r.get("runner_up_s", 0.0)))
         pick = ranked[0]
         keep = max(1, math.ceil(0.05 * len(sel)))
         kept = ranked[:keep]
