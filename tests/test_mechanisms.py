@@ -1527,3 +1527,18 @@ def test_order_key_runner_up_breaks_full_ties_only():
     assert r.bound == "dram"
     assert r.runner_up_s == pytest.approx(r.timing.pipeline["makespan_s"])
     assert r.runner_up_s < r.timing.resource_s["dram"]
+
+
+def test_unpipelined_tile_copies_go_through_registers():
+    """num_stages=0: no cp.async, each iteration's A and B tiles pass through registers (loads
+    issued before the shared stores). 64x64x64 fp16 tiles: 2 x 64 x 64 x 2 = 16384 bytes a block;
+    with the 64x64 fp32 accumulator 32 + (16384 + 16384) / 4 / 128 = 96 registers, 5 blocks an SM
+    (65536 / (96 x 128)); ptxas allocates 84 and Nsight Compute reports 5 blocks an SM."""
+    c = CASES["gemm_nn_fp16_4096_bm64_s0"]
+    tr = walk(c.kernel, c.params)
+    assert model.unpipelined_tile_bytes(tr) == 2 * 64 * 64 * 2
+    occ = model.occupancy(tr, devices.load("h200"))
+    assert occ.regs_per_thread == 96 and occ.blocks_per_sm == 5
+    # a pipelined copy (cp.async stages) holds nothing in registers
+    p = CASES["gemm_nows_fp16_4096x4096x4096_bm64_bn128_bk64_s2_t128"]
+    assert model.unpipelined_tile_bytes(walk(p.kernel, p.params)) == 0

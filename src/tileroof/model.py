@@ -235,6 +235,19 @@ def live_fragment_bytes(trace: KernelTrace) -> int:
     return _peak_live(live, sizes)
 
 
+def unpipelined_tile_bytes(trace: KernelTrace) -> float:
+    """Bytes a block holds in registers for a serial loop's global -> shared tile copies when the
+    loop is not pipelined (T.Pipelined(num_stages=0) or a plain loop: walk's "unpipelined"): no
+    cp.async or TMA, so each tile goes through registers, and ptxas issues all of an iteration's
+    loads (A's and B's tiles) before their stores to shared memory -- the same loads in flight as
+    live_fragment_bytes counts for copies outside a loop."""
+    return float(sum(o.elements * dtype_bytes(o.dtype) / rec.executions
+                     for rec in trace.ops
+                     if rec.kind == "copy" and rec.attrs.get("unpipelined") and rec.executions
+                     and rec.attrs.get("src_scope") == GLOBAL and rec.attrs.get("dst_scope") == SHARED
+                     for o in rec.operands if o.scope == GLOBAL))
+
+
 def _element_gather_producer(trace: KernelTrace) -> bool:
     """A pipelined loop fills a shared tile element by element from global memory (a
     convolution's gathered, zero-padded input tile): no TMA can load it, so TileLang's warp
@@ -289,7 +302,8 @@ def occupancy(trace: KernelTrace, dev: Device) -> Occupancy:
         if any(op.pipeline for op in trace.ops) and not one_ws_allocation:
             # (a liveness reading here gives the grouped GEMMs ptxas's blocks per SM but moves their
             # DRAM the wrong way: session 15, Tried and not kept)
-            regs = BASE_REGS_PER_THREAD + int(np.ceil(trace.fragment_bytes_per_block() / 4 / threads))
+            regs = BASE_REGS_PER_THREAD + int(np.ceil((trace.fragment_bytes_per_block()
+                                                         + unpipelined_tile_bytes(trace)) / 4 / threads))
         else:
             regs = BASE_REGS_LIVE + int(np.ceil(live_fragment_bytes(trace) / 4 / threads))
         regs = min(regs, dev.max_regs_per_thread)
