@@ -1109,8 +1109,12 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
             else:
                 # one buffer per operand: the next tile of an operand loads once its consumer is
                 # done, so only the compute of the loop's later consumers hides it (flash attention:
-                # K then V)
-                wait = tile_latency + hold
+                # K then V).  Without a producer, `hold` is the SM's co-resident blocks' compute
+                # taken in turns (t_compute): one block waits its tile and its own compute while
+                # the others compute, so its trip is the latency plus its own share, and the SM's
+                # compute bounds the iteration apart (t_iter's max) -- the serial num_stages-0
+                # GEMMs at 2-5 blocks an SM, +12 … +44 % with the whole share added (session 27)
+                wait = tile_latency + (hold / share if not occ.warp_specialized and share > 1 else hold)
             return (1.0 - dram_share) * wait + dram_share * t_stream if streamed else wait
 
         # (nothing in the loop loads from global memory -- register shuffles of a Hadamard
