@@ -227,12 +227,17 @@ def live_fragment_bytes(trace: KernelTrace) -> int:
             dropped = dst in (FRAGMENT, LOCAL) and not any(
                 trace.storage_of(o.buffer) in live for o in rec.operands if o.scope == dst)
             if {src, dst} == {GLOBAL, SHARED} or (src == GLOBAL and dropped):
-                held = sum(o.elements * dtype_bytes(o.dtype) for o in rec.operands
-                           if o.scope == GLOBAL) / rec.executions
+                held = _copy_global_bytes(rec)
         if held:
             key = ("loads in flight", i)
             live[key], sizes[key] = (i, i), int(held)
     return _peak_live(live, sizes)
+
+
+def _copy_global_bytes(rec) -> float:
+    """One execution's global-memory bytes of a copy (its tile, which passes through registers
+    when no cp.async or TMA moves it)."""
+    return sum(o.elements * dtype_bytes(o.dtype) for o in rec.operands if o.scope == GLOBAL) / rec.executions
 
 
 def unpipelined_tile_bytes(trace: KernelTrace) -> float:
@@ -241,11 +246,9 @@ def unpipelined_tile_bytes(trace: KernelTrace) -> float:
     cp.async or TMA, so each tile goes through registers, and ptxas issues all of an iteration's
     loads (A's and B's tiles) before their stores to shared memory -- the same loads in flight as
     live_fragment_bytes counts for copies outside a loop."""
-    return float(sum(o.elements * dtype_bytes(o.dtype) / rec.executions
-                     for rec in trace.ops
+    return float(sum(_copy_global_bytes(rec) for rec in trace.ops
                      if rec.kind == "copy" and rec.attrs.get("unpipelined") and rec.executions
-                     and rec.attrs.get("src_scope") == GLOBAL and rec.attrs.get("dst_scope") == SHARED
-                     for o in rec.operands if o.scope == GLOBAL))
+                     and rec.attrs.get("src_scope") == GLOBAL and rec.attrs.get("dst_scope") == SHARED))
 
 
 def _element_gather_producer(trace: KernelTrace) -> bool:
