@@ -58,6 +58,7 @@ import argparse
 import json
 import statistics
 import sys
+import tomllib
 from pathlib import Path
 
 from tileroof import devices
@@ -91,44 +92,45 @@ def main(argv=None) -> int:
     base = devices.load(a.device)
     tables = {}
     timelines = []
-    for path in a.runs:
-        run = json.loads(path.read_text())
+
+    def from_run(path: Path, run: dict) -> None:
+        """The tables one run gives, into `tables` (timeline runs are kept for the end)."""
         if run.get("schema") == "tileroof.timeline/1":
             timelines.append((path, run))
-            continue
+            return
         if run.get("schema") == "tileroof.gemm_pipe/1":
             tables.update(derive.iteration_cost_entries(run, base.tensor_flops_per_clk("fp16"), _where(path, run)))
-            continue
+            return
         if run.get("schema") == "tileroof.gemm_pipe_nows/1":
             tables.update(derive.nows_entries(run, base.tensor_flops_per_clk("fp16"), _where(path, run)))
-            continue
+            return
         if run.get("schema") == "tileroof.attn_pipe/1":
             one = tables.get("gemm_iteration_cycles", {}).get("value", base.gemm_iteration_cycles)
             many = tables.get("gemm_iteration_cycles_overlapped", {}).get("value", base.gemm_iteration_cycles_overlapped)
             tables.update(derive.second_gemm_entries(run, base.tensor_flops_per_clk("fp16"), one, many,
                                                      _where(path, run)))
-            continue
+            return
         if run.get("schema") == "tileroof.gemm_chain/1":
             tables.update(derive.chain_hop_entry(run, _where(path, run)))
-            continue
+            return
         if run.get("schema") == "tileroof.divchain/1":
             tables.update(derive.division_entry(run, _where(path, run)))
-            continue
+            return
         if run.get("schema") == "tileroof.blockstream/1":
             tables.update(derive.block_stream_entry(run, _where(path, run)))
-            continue
+            return
         if run.get("schema") == "tileroof.blockrate/1":
             tables.update(derive.block_start_entry(run, _where(path, run)))
-            continue
+            return
         if run.get("schema") == "tileroof.flushwb/1":
             tables.update(derive.flushwb_entries(run, _where(path, run)))
-            continue
+            return
         if run.get("schema") == "tileroof.l2probe/1":
             if derive.is_hit_curve_run(run):
                 tables["l2_reuse_hit_curve"] = derive.hit_curve_entry(run, _where(path, run))
             else:
                 print(f"{path}: an l2probe mode run (not the hit curve's launches), skipped", file=sys.stderr)
-            continue
+            return
         for key in ("tma_load_latency_us", "block_overhead_us", "gemm_tile_tflops_fp16",
                     "atomic_throughput_l2_resident_gops"):
             res = (run.get("results") or {}).get(key)
@@ -149,6 +151,19 @@ def main(argv=None) -> int:
         res = (run.get("results") or {}).get("reduce_latency_us")
         if res and res.get("raw"):
             tables.update(derive.reduce_entries(res, base, _where(path, run)))
+
+    profile_gpu = (tomllib.loads(prof.read_text()).get("provenance") or {}).get("gpu")
+    for path in a.runs:
+        run = json.loads(path.read_text())
+        before = dict(tables)
+        from_run(path, run)
+        gpu = (run.get("provenance") or {}).get("gpu")
+        if gpu and profile_gpu and gpu != profile_gpu:
+            # a value measured on another GPU (one of the same chip, when the profile's was not lent)
+            for key, entry in tables.items():
+                if before.get(key) is not entry:
+                    entry["note"] = (f"measured on an {gpu}, not this profile's {profile_gpu}: re-measure "
+                                     f"on an {profile_gpu} and merge that run here")
     # timeline runs that timed the epilogue (set 8) give its store cost; the others the SMs' pace
     epilogues = [(p, r) for p, r in timelines if derive.timeline_kind(r) == "epilogue"]
     # one-wave launches (set 11): the store rate of a whole wave storing at once

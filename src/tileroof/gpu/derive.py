@@ -425,7 +425,8 @@ def block_start_entry(run: dict, where: str) -> dict:
         return {}
     seen = "; ".join(f"{r['threads']} threads x {r['per_thread']}: {r['interval_s'] * 1e9:.0f}" for r in rows)
     method = ("tileroof.gpu.blockrate: 1-D grids of G = SMs x " + "/".join(map(str, run.get("wave_multiples", [])))
-              + " blocks; each thread stores one fp16 element (per_thread 0) or copies 1 / 2 / 4 / 8 of them; per (threads, "
+              + " blocks; each thread stores one fp16 element (per_thread 0) or copies "
+              + " / ".join(str(k) for k in run.get("per_thread", []) if k) + " of them; per (threads, "
               "per_thread) the least-squares slope of event-timed kernel time (L2 flushed) against G, times the SM "
               f"count; median over the thread counts of the store-only blocks (all, ns: {seen}) [{where}]")
     return {"block_start_interval_ns": {"value": round(statistics.median(vals) * 1e9, 2), "unit": "ns",
