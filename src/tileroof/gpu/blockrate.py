@@ -14,7 +14,12 @@ wave.  The resident blocks per SM follow from the threads (2048 threads and 32 b
 most, on Hopper), so the interval's change with threads says whether the cost is per block or per
 warp, and the per_thread series whether the blocks' own memory time adds to it.
 
-    python -m tileroof.gpu.blockrate --out DIR
+With `--mode bounce` the kernel is `block_bounce`: each thread stores its elements to a shared
+buffer, the block synchronises, and each thread reads back another warp's elements (the mirror
+index) and writes them to B: the global traffic of `block_touch` plus a transpose's shared phase and
+barrier, so the difference between the two series is what that phase adds to a block's life.
+
+    python -m tileroof.gpu.blockrate --out DIR [--mode bounce]
 """
 
 import argparse
@@ -54,14 +59,38 @@ def block_touch(G, threads, per_thread, dtype="float16"):
     return copy
 
 
+BOUNCE_THREADS = (128, 256, 512, 1024)
+BOUNCE_PER_THREAD = (1, 4)
+
+
+@tilelang.jit
+def block_bounce(G, threads, per_thread, dtype="float16"):
+    """G blocks of `threads` threads; each thread stores per_thread elements to shared, the block
+    syncs, and each thread copies the mirror thread's elements from shared to B (B == flip of A
+    within each block's per_thread x threads chunk, along the thread axis)."""
+    n = G * threads * per_thread
+
+    @T.prim_func
+    def bounce(A: T.Tensor((n,), dtype), B: T.Tensor((n,), dtype)):
+        with T.Kernel(G, threads=threads) as bx:
+            tx = T.get_thread_binding(0)
+            S = T.alloc_shared((per_thread * threads,), dtype)
+            for i in T.serial(per_thread):
+                S[i * threads + tx] = A[bx * threads * per_thread + i * threads + tx]
+            for i in T.serial(per_thread):
+                B[bx * threads * per_thread + i * threads + tx] = S[i * threads + threads - 1 - tx]
+
+    return bounce
+
+
 def fit_rows(times: dict, sms: int) -> list:
     """Per (threads, per_thread): the least-squares line of kernel time against G; the slope times
     the SM count is one SM's interval between block starts.  times: {(threads, per_thread, G):
     seconds}."""
     import numpy as np
     rows = []
-    for t in THREADS:
-        for k in PER_THREAD:
+    for t in sorted({k[0] for k in times}):
+        for k in sorted({k[1] for k in times}):
             pts = sorted((g, s) for (tt, kk, g), s in times.items() if tt == t and kk == k)
             if len(pts) < 3:
                 continue
@@ -80,16 +109,21 @@ def fit_rows(times: dict, sms: int) -> list:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--mode", choices=("touch", "bounce"), default="touch")
     a = ap.parse_args(argv)
+    bounce = a.mode == "bounce"
+    threads_set, per_set = (BOUNCE_THREADS, BOUNCE_PER_THREAD) if bounce else (THREADS, PER_THREAD)
+    jit = block_bounce if bounce else block_touch
     import torch
 
     from .provenance import base_provenance, write_record
     from .timing import time_events
     prov = base_provenance("blockrate", touch_gpu=True)
+    prov["mode"] = a.mode
     t0 = time.time()
     sms = torch.cuda.get_device_properties(0).multi_processor_count
-    params = [dict(G=sms * m, threads=t, per_thread=k) for t in THREADS for k in PER_THREAD for m in WAVE_MULTIPLES]
-    compiled = block_touch.par_compile(params, num_workers=16, ignore_error=True)
+    params = [dict(G=sms * m, threads=t, per_thread=k) for t in threads_set for k in per_set for m in WAVE_MULTIPLES]
+    compiled = jit.par_compile(params, num_workers=16, ignore_error=True)
     times, raw = {}, {}
     for p, kern in zip(params, compiled):
         if kern is None:
@@ -103,7 +137,11 @@ def main(argv=None) -> int:
               else (lambda kern=kern, B=B: kern(B)))
         fn()
         torch.cuda.synchronize()
-        ok = bool(torch.equal(B, A)) if p["per_thread"] else bool((B.view(p["G"], -1)[:, :p["threads"]] == 1).all())
+        if bounce:
+            t_, k_ = p["threads"], p["per_thread"]
+            ok = bool(torch.equal(B, A.view(p["G"], k_, t_).flip(-1).reshape(-1)))
+        else:
+            ok = bool(torch.equal(B, A)) if p["per_thread"] else bool((B.view(p["G"], -1)[:, :p["threads"]] == 1).all())
         st = time_events(fn)
         key = (p["threads"], p["per_thread"], p["G"])
         raw["|".join(map(str, key))] = {"median_s": st["median_s"], "p10_s": st.get("p10_s"),
@@ -118,7 +156,8 @@ def main(argv=None) -> int:
         print(f"threads={r['threads']:5d} per_thread={r['per_thread']} ({r['resident_per_sm']} a SM): "
               f"{r['interval_s'] * 1e9:7.1f} ns a block a SM (last pair {r['interval_last_pair_s'] * 1e9:7.1f}), "
               f"intercept {r['intercept_s'] * 1e6:6.2f} us", flush=True)
-    path = write_record(a.out, prov, t0, {"sm_count": sms, "threads": list(THREADS), "per_thread": list(PER_THREAD),
+    path = write_record(a.out, prov, t0, {"sm_count": sms, "mode": a.mode, "threads": list(threads_set),
+                                          "per_thread": list(per_set),
                                           "wave_multiples": list(WAVE_MULTIPLES), "results": rows, "raw": raw},
                         __doc__)
     print(f"wrote {path}")

@@ -419,6 +419,8 @@ def block_start_entry(run: dict, where: str) -> dict:
     slope of kernel time against the number of blocks times the SM count, for blocks that store one
     element a thread (per_thread 0: their own memory time least); the median over the thread
     counts, each thread count's value and the copying blocks' beside it."""
+    if run.get("mode", "touch") != "touch":      # the bounce series measures a block's shared phase
+        return {}
     rows = run.get("results", [])
     vals = [r["interval_s"] for r in rows if r["per_thread"] == 0 and r.get("interval_s", 0) > 0]
     if not vals:
