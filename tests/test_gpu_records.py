@@ -202,3 +202,19 @@ def test_blockrate_fit_and_profile_entry():
     assert got[(1024, 0)]["resident_per_sm"] == 2 and got[(128, 0)]["resident_per_sm"] == 16
     entry = derive.block_start_entry({"results": rows, "wave_multiples": [8, 32, 128, 512]}, "test")
     assert entry["block_start_interval_ns"]["value"] == pytest.approx(200.0)
+
+
+def test_blockrate_warp_start_entry():
+    """Store-only blocks whose interval exceeds the block floor by more than WARP_BOUND_MARGIN are
+    timed by their warps' launch: 1024 threads at 137.4 ns over a 79.4 ns floor gives 137.4 / 32
+    = 4.294 ns a warp; a bounce-mode run gives no entry at all; no wide row, no warp entry."""
+    from tileroof.gpu import derive
+    rows = [{"threads": t, "per_thread": 0, "interval_s": ns * 1e-9}
+            for t, ns in ((32, 79.4), (128, 79.3), (256, 79.4), (512, 79.1), (1024, 137.4))]
+    rows.append({"threads": 1024, "per_thread": 4, "interval_s": 805e-9})
+    entry = derive.block_start_entry({"results": rows, "per_thread": [0, 4]}, "test")
+    assert entry["block_start_interval_ns"]["value"] == pytest.approx(79.4)
+    assert entry["warp_start_interval_ns"]["value"] == pytest.approx(137.4 / 32, abs=1e-3)
+    assert derive.block_start_entry({"results": rows, "mode": "bounce"}, "test") == {}
+    narrow = derive.block_start_entry({"results": rows[:4]}, "test")
+    assert "warp_start_interval_ns" not in narrow

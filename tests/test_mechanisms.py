@@ -1501,19 +1501,38 @@ def test_causal_mask_selects_join_a_one_warpgroup_iteration_only():
 
 
 def test_block_starts_bound_many_small_blocks():
-    """Run 141 (tileroof.gpu.blockrate): an SM starts a block no faster than every 79.33 ns, so
-    67584 one-element-a-thread blocks on 132 SMs take 512 x 79.33 ns = 40.6 us of body, whatever
+    """Runs 141, 144 (tileroof.gpu.blockrate): an SM starts a block no faster than every 79.36 ns, so
+    67584 one-element-a-thread blocks on 132 SMs take 512 x 79.36 ns = 40.6 us of body, whatever
     the blocks do; without the measured interval the same launch is timed by its chains alone."""
     from tileroof.gpu.blockrate import block_touch
     dev = devices.load("h200")
-    assert dev.block_start_s == pytest.approx(79.33e-9)
+    assert dev.block_start_s == pytest.approx(79.36e-9)
     f = block_touch.get_tir(G=132 * 512, threads=128, per_thread=1)
     r = tileroof.analyze(f, device=dev)
     assert r.timing.bound == "block starts"
-    assert r.timing.resource_s["block starts"] == pytest.approx(512 * 79.33e-9)
-    assert r.timing.time_s == pytest.approx(512 * 79.33e-9 + model.timing_floor(dev))
-    bare = tileroof.analyze(f, device=replace(dev, block_start_s=0.0))
+    assert r.timing.resource_s["block starts"] == pytest.approx(512 * 79.36e-9)
+    assert r.timing.time_s == pytest.approx(512 * 79.36e-9 + model.timing_floor(dev))
+    bare = tileroof.analyze(f, device=replace(dev, block_start_s=0.0, warp_start_s=0.0))
     assert "block starts" not in bare.timing.resource_s and bare.timing.time_s < 0.6 * r.timing.time_s
+
+
+def test_warp_launch_bounds_wide_blocks():
+    """Run 144 (tileroof.gpu.blockrate on the H100): store-only blocks of 1024 threads start every
+    137.4 ns on an SM, not every 79.4 ns: its 32 warps launch one every 4.29 ns.  The launch of
+    132 x 512 such blocks is timed at 512 x 32 x 4.294 ns; a block's chain carries its own warps'
+    launch span (a 1024-thread copy block: 137 ns longer than with no warp cost)."""
+    from tileroof.gpu.blockrate import block_touch
+    dev = devices.load("h200")
+    assert dev.warp_start_s == pytest.approx(4.294e-9)
+    assert model.block_start_interval(dev, 1024) == pytest.approx(32 * 4.294e-9)
+    assert model.block_start_interval(dev, 256) == pytest.approx(dev.block_start_s)
+    f = block_touch.get_tir(G=132 * 512, threads=1024, per_thread=0)
+    r = tileroof.analyze(f, device=dev)
+    assert r.timing.resource_s["block starts"] == pytest.approx(512 * 32 * 4.294e-9)
+    g = block_touch.get_tir(G=132 * 32, threads=1024, per_thread=1)
+    with_warps = tileroof.analyze(g, device=dev).timing.resource_s["block chain"]
+    without = tileroof.analyze(g, device=replace(dev, warp_start_s=0.0)).timing.resource_s["block chain"]
+    assert with_warps > without + 10 * 32 * 4.294e-9 * 0.9
 
 
 def test_order_key_runner_up_breaks_full_ties_only():

@@ -523,6 +523,20 @@ def shared_pipe_bytes(c) -> float:
     return shared + c.excess.get(("shared", "conflict"), 0) + c.inst.get(P_SHFL, 0) * 4
 
 
+def block_start_interval(dev: Device, threads: int) -> float:
+    """One SM's interval between the starts of two blocks of `threads` threads: the block floor,
+    or the launch of the block's warps one after another where that takes longer
+    (tileroof.gpu.blockrate, run 144 on the H100: store-only blocks of 32-512 threads every 79.4 ns,
+    of 1024 threads every 137.4 ns = 32 warps x 4.29 ns)."""
+    return max(dev.block_start_s, warp_launch_span(dev, threads))
+
+
+def warp_launch_span(dev: Device, threads: int) -> float:
+    """How long after a block's first warp its last one starts: the SM launches them one after
+    another, one every warp_start_s."""
+    return -(-threads // 32) * dev.warp_start_s
+
+
 def block_chain(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, mem, wave: np.ndarray):
     """(seconds each block of the first wave (`wave`: their indices) takes, seconds each of them
     would take uncontended) for a launch without a pipelined loop; None where the device lacks the
@@ -563,8 +577,10 @@ def block_chain(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy,
     allocated = mem.dram_read + mem.dram_write + mem.dirty_at_end
     wb_total = memory.flush_writeback(mem.dram_read, mem.dram_write + mem.dirty_at_end, dev.flush_dirty_bytes,
                                       dev.l2_bytes)
-    first = np.zeros(n_first)
-    alone = np.zeros(n_first)
+    # the block's warps start one after another: its last warp runs the chain that much later
+    span = warp_launch_span(dev, occ.threads_per_block)
+    first = np.full(n_first, span)
+    alone = np.full(n_first, span)
     pipe = np.zeros(n_first)           # the block's co-resident blocks' time on the SM's shared pipe
     stream = dev.fitted.get("block_stream_bps", 0.0)
     per_sm = resident_blocks(trace, dev, occ)
@@ -1553,10 +1569,11 @@ def _timed(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, pipe
             continue
         res[key] = res.get(key, 0.0) + n / rate
     res.update(simt_issue_times(counts, dev))
-    if dev.block_start_s and dev.sm_count:
-        # an SM takes in a new block no faster than one every block_start_s (tileroof.gpu.blockrate:
-        # near-empty blocks, whatever their threads): launches of many small blocks run at that rate
-        res["block starts"] = -(-nblocks // dev.sm_count) * dev.block_start_s
+    if (dev.block_start_s or dev.warp_start_s) and dev.sm_count:
+        # an SM takes in a new block no faster than one every block_start_s, nor faster than it
+        # launches the block's warps (tileroof.gpu.blockrate: near-empty blocks of 32-512 threads
+        # every 79.3 ns, of 1024 threads every 137.4 ns): launches of many small blocks run at that rate
+        res["block starts"] = -(-nblocks // dev.sm_count) * block_start_interval(dev, occ.threads_per_block)
     # bank conflicts replay shared-memory wavefronts; strided global accesses waste sector bytes
     shared = shared_pipe_bytes(counts)
     if shared and dev.shared_bw and not occ.warp_specialized:

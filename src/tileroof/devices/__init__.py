@@ -68,6 +68,7 @@ _SPECS = {
     "fp32_division_ns_per_thread": ("division_latency_s", 1e-9),
     "block_stream_gbps": ("block_stream_bps", 1e9),
     "block_start_interval_ns": ("block_start_s", 1e-9),
+    "warp_start_interval_ns": ("warp_start_s", 1e-9),
     "gemm_shared_hop_cycles": ("gemm_hop_cycles", 1),
     "integer_alu_share": ("integer_alu_share", 1),
 }
@@ -133,6 +134,7 @@ class Device:
     division_latency_s: float = 0.0       # one IEEE fp32 division in a thread's element-wise code, in series (0: unknown)
     block_stream_bps: float = 0.0         # bytes a second one block moves with the rest of the GPU idle (0: unknown)
     block_start_s: float = 0.0            # one SM's interval between two block starts, at most (0: unknown)
+    warp_start_s: float = 0.0             # one SM's interval between two warp launches (0: unknown)
     tma_load_rate_per_sm: float = 0.0     # bytes/s one SM's tile load moves, one load in flight (0: unknown)
     l2_tile_latency_s: float = 0.0        # one tile load's latency when the tile is in L2, less its transfer (0: unknown)
     wgmma_min_n: float = 0.0              # an m64nNk16 wgmma with N below this takes as long as N = this

@@ -1,0 +1,58 @@
+"""The model against a blockrate run (tileroof.gpu.blockrate, touch or bounce mode): every
+launch's measured median next to tileroof's time for the same kernel and grid on the run's GPU,
+and per (threads, per_thread) series the interval between block starts on one SM, measured (the
+run's fit) and modelled (the same least-squares line through the modelled times).
+
+    python benchmarks/blockrate_check.py RUN.json [--device h100_sxm]
+
+The device defaults to the catalog entry of the run's GPU (h200 for an H200, h100_sxm for an
+H100).  Prints a table; writes nothing."""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+from pathlib import Path
+
+import numpy as np
+
+
+def device_for(gpu: str) -> str:
+    return "h100_sxm" if "H100" in gpu else "h200"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("run", type=Path)
+    ap.add_argument("--device")
+    a = ap.parse_args(argv)
+    import tileroof
+    from tileroof.gpu.blockrate import block_bounce, block_touch
+    run = json.loads(a.run.read_text())
+    prov = run["provenance"]
+    dev = a.device or device_for(prov.get("gpu") or prov.get("smi_before", {}).get("gpu", ""))
+    jit = block_bounce if run.get("mode", "touch") == "bounce" else block_touch
+    sms = run["sm_count"]
+    errs = []
+    print(f"{a.run.name} ({run.get('mode', 'touch')}, {prov.get('smi_before', {}).get('gpu')}), model on {dev}")
+    print(f"{'threads':>7} {'per_th':>6} {'G':>7} {'meas us':>9} {'pred us':>9} {'err':>7}  bound")
+    for row in run["results"]:
+        pred_pts = []
+        for g, meas in row["points"]:
+            r = tileroof.analyze(jit.get_tir(G=g, threads=row["threads"], per_thread=row["per_thread"]), device=dev)
+            t = r.timing.time_s
+            pred_pts.append((g, t))
+            errs.append(t / meas - 1)
+            print(f"{row['threads']:7d} {row['per_thread']:6d} {g:7d} {meas * 1e6:9.2f} {t * 1e6:9.2f} "
+                  f"{t / meas - 1:+7.1%}  {r.timing.bound}")
+        slope = np.polyfit([p[0] for p in pred_pts], [p[1] for p in pred_pts], 1)[0]
+        print(f"{'':>22} interval a block a SM: measured {row['interval_s'] * 1e9:7.1f} ns, "
+              f"modelled {slope * sms * 1e9:7.1f} ns")
+    abs_errs = sorted(abs(e) for e in errs)
+    print(f"{len(errs)} launches: |error| median {statistics.median(abs_errs):.1%}, "
+          f"p90 {abs_errs[int(0.9 * (len(abs_errs) - 1))]:.1%}, worst {abs_errs[-1]:.1%}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
