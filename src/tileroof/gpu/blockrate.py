@@ -19,7 +19,13 @@ buffer, the block synchronises, and each thread reads back another warp's elemen
 index) and writes them to B: the global traffic of `block_touch` plus a transpose's shared phase and
 barrier, so the difference between the two series is what that phase adds to a block's life.
 
-    python -m tileroof.gpu.blockrate --out DIR [--mode bounce]
+With `--mode rows` the kernel is `block_rows`: blocks of 32 x 8 threads each copy a 32 x 32 fp16
+tile of a row-major matrix of `cols` columns (four rows a thread, 64 bytes a warp and row), the
+thread transposes' global traffic without their shared phase: against `block_touch` (the same
+blocks and bytes, contiguous) it says what the 32 row segments, 2 x cols bytes apart, add to a
+block's life; the pitch 16384 (a power of two) against 16448 whether DRAM channels camp.
+
+    python -m tileroof.gpu.blockrate --out DIR [--mode bounce | rows]
 """
 
 import argparse
@@ -83,6 +89,28 @@ def block_bounce(G, threads, per_thread, dtype="float16"):
     return bounce
 
 
+ROWS_PITCHES = (16384, 16448)      # the "threads" column of a rows-mode record holds the pitch
+
+
+@tilelang.jit
+def block_rows(G, cols, dtype="float16"):
+    """G blocks of 32 x 8 threads; block b copies the 32 x 32 tile (b // (cols / 32), b % (cols / 32))
+    of a (32 G / (cols / 32), cols) matrix, row ty + 8 j of the tile by thread row ty, j < 4."""
+    tiles = cols // 32
+    rows = 32 * (G // tiles)
+
+    @T.prim_func
+    def rows_copy(A: T.Tensor((rows, cols), dtype), B: T.Tensor((rows, cols), dtype)):
+        with T.Kernel(G, threads=[32, 8]) as bx:
+            tx = T.get_thread_binding(0)
+            ty = T.get_thread_binding(1)
+            for j in T.serial(4):
+                r = (bx // tiles) * 32 + ty + j * 8
+                B[r, (bx % tiles) * 32 + tx] = A[r, (bx % tiles) * 32 + tx]
+
+    return rows_copy
+
+
 def fit_rows(times: dict, sms: int) -> list:
     """Per (threads, per_thread): the least-squares line of kernel time against G; the slope times
     the SM count is one SM's interval between block starts.  times: {(threads, per_thread, G):
@@ -109,10 +137,11 @@ def fit_rows(times: dict, sms: int) -> list:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, required=True)
-    ap.add_argument("--mode", choices=("touch", "bounce"), default="touch")
+    ap.add_argument("--mode", choices=("touch", "bounce", "rows"), default="touch")
     a = ap.parse_args(argv)
-    bounce = a.mode == "bounce"
-    threads_set, per_set = (BOUNCE_THREADS, BOUNCE_PER_THREAD) if bounce else (THREADS, PER_THREAD)
+    bounce, rows_mode = a.mode == "bounce", a.mode == "rows"
+    threads_set, per_set = ((BOUNCE_THREADS, BOUNCE_PER_THREAD) if bounce else (ROWS_PITCHES, (4,)) if rows_mode
+                            else (THREADS, PER_THREAD))
     jit = block_bounce if bounce else block_touch
     import torch
 
@@ -123,21 +152,30 @@ def main(argv=None) -> int:
     t0 = time.time()
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     params = [dict(G=sms * m, threads=t, per_thread=k) for t in threads_set for k in per_set for m in WAVE_MULTIPLES]
-    compiled = jit.par_compile(params, num_workers=16, ignore_error=True)
+    if rows_mode:
+        # G a multiple of the tiles in a row of the matrix (512 / 514 of 32 columns)
+        params = [dict(G=(sms * m) // (c // 32) * (c // 32), threads=c, per_thread=4)
+                  for c in threads_set for m in WAVE_MULTIPLES if sms * m >= c // 32]
+        compiled = block_rows.par_compile([dict(G=p["G"], cols=p["threads"]) for p in params], num_workers=16,
+                                          ignore_error=True)
+    else:
+        compiled = jit.par_compile(params, num_workers=16, ignore_error=True)
     times, raw = {}, {}
     for p, kern in zip(params, compiled):
         if kern is None:
             print(f"compile failed: {p}", flush=True)
             continue
         k = max(p["per_thread"], 1)
-        n = p["G"] * p["threads"] * k
+        n = p["G"] * 1024 if rows_mode else p["G"] * p["threads"] * k
         A = torch.randn(n, dtype=torch.float16, device="cuda")
         B = torch.zeros_like(A)
         fn = ((lambda kern=kern, A=A, B=B: kern(A, B)) if p["per_thread"]      # noqa: E731
               else (lambda kern=kern, B=B: kern(B)))
         fn()
         torch.cuda.synchronize()
-        if bounce:
+        if rows_mode:
+            ok = bool(torch.equal(B, A))
+        elif bounce:
             t_, k_ = p["threads"], p["per_thread"]
             ok = bool(torch.equal(B, A.view(p["G"], k_, t_).flip(-1).reshape(-1)))
         else:
@@ -152,6 +190,10 @@ def main(argv=None) -> int:
               f"{st['median_s'] * 1e6:9.2f} us correct={ok}", flush=True)
         del A, B
     rows = fit_rows(times, sms)
+    if rows_mode:
+        # the "threads" key carried the pitch: the blocks are 256 threads copying 4 elements each
+        for r in rows:
+            r.update(pitch=r["threads"], threads=256, resident_per_sm=8, bytes_per_block=2 * 2 * 1024)
     for r in rows:
         print(f"threads={r['threads']:5d} per_thread={r['per_thread']} ({r['resident_per_sm']} a SM): "
               f"{r['interval_s'] * 1e9:7.1f} ns a block a SM (last pair {r['interval_last_pair_s'] * 1e9:7.1f}), "
