@@ -168,6 +168,8 @@ def main(argv=None) -> int:
         k = max(p["per_thread"], 1)
         n = p["G"] * 1024 if rows_mode else p["G"] * p["threads"] * k
         A = torch.randn(n, dtype=torch.float16, device="cuda")
+        if rows_mode:
+            A = A.view(-1, p["threads"])
         B = torch.zeros_like(A)
         fn = ((lambda kern=kern, A=A, B=B: kern(A, B)) if p["per_thread"]      # noqa: E731
               else (lambda kern=kern, B=B: kern(B)))
