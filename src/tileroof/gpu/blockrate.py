@@ -25,7 +25,13 @@ thread transposes' global traffic without their shared phase: against `block_tou
 blocks and bytes, contiguous) it says what the 32 row segments, 2 x cols bytes apart, add to a
 block's life; the pitch 16384 (a power of two) against 16448 whether DRAM channels camp.
 
-    python -m tileroof.gpu.blockrate --out DIR [--mode bounce | rows]
+With `--mode scatter` (`block_scatter`) the blocks copy the 32 x 32 tiles of an 8192 x 16384 fp16
+matrix in row-major tile order, each to the transposed tile position of a 16384 x 8192 one (its
+content not transposed): the reads as in rows mode, the writes placed as a transpose places them
+(consecutive blocks write 32 rows 32 rows apart; the other half of each 128-byte line is written
+512 blocks later).  The "threads" column of its record holds 256.
+
+    python -m tileroof.gpu.blockrate --out DIR [--mode bounce | rows | scatter]
 """
 
 import argparse
@@ -111,6 +117,28 @@ def block_rows(G, cols, dtype="float16"):
     return rows_copy
 
 
+SCATTER_SHAPE = (8192, 16384)
+
+
+@tilelang.jit
+def block_scatter(G, dtype="float16"):
+    """G blocks of 32 x 8 threads; block b copies tile (b // 512, b % 512) of A (8192 x 16384) to tile
+    (b % 512, b // 512) of B (16384 x 8192), row ty + 8 j of the tile by thread row ty, j < 4."""
+    R, C = SCATTER_SHAPE
+    tiles = C // 32
+
+    @T.prim_func
+    def scatter(A: T.Tensor((R, C), dtype), B: T.Tensor((C, R), dtype)):
+        with T.Kernel(G, threads=[32, 8]) as bx:
+            tx = T.get_thread_binding(0)
+            ty = T.get_thread_binding(1)
+            for j in T.serial(4):
+                B[(bx % tiles) * 32 + ty + j * 8, (bx // tiles) * 32 + tx] = \
+                    A[(bx // tiles) * 32 + ty + j * 8, (bx % tiles) * 32 + tx]
+
+    return scatter
+
+
 def fit_rows(times: dict, sms: int) -> list:
     """Per (threads, per_thread): the least-squares line of kernel time against G; the slope times
     the SM count is one SM's interval between block starts.  times: {(threads, per_thread, G):
@@ -137,11 +165,11 @@ def fit_rows(times: dict, sms: int) -> list:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, required=True)
-    ap.add_argument("--mode", choices=("touch", "bounce", "rows"), default="touch")
+    ap.add_argument("--mode", choices=("touch", "bounce", "rows", "scatter"), default="touch")
     a = ap.parse_args(argv)
-    bounce, rows_mode = a.mode == "bounce", a.mode == "rows"
+    bounce, rows_mode, scatter = a.mode == "bounce", a.mode == "rows", a.mode == "scatter"
     threads_set, per_set = ((BOUNCE_THREADS, BOUNCE_PER_THREAD) if bounce else (ROWS_PITCHES, (4,)) if rows_mode
-                            else (THREADS, PER_THREAD))
+                            else ((256,), (4,)) if scatter else (THREADS, PER_THREAD))
     jit = block_bounce if bounce else block_touch
     import torch
 
@@ -158,6 +186,8 @@ def main(argv=None) -> int:
                   for c in threads_set for m in WAVE_MULTIPLES if sms * m >= c // 32]
         compiled = block_rows.par_compile([dict(G=p["G"], cols=p["threads"]) for p in params], num_workers=16,
                                           ignore_error=True)
+    elif scatter:
+        compiled = block_scatter.par_compile([dict(G=p["G"]) for p in params], num_workers=16, ignore_error=True)
     else:
         compiled = jit.par_compile(params, num_workers=16, ignore_error=True)
     times, raw = {}, {}
@@ -167,16 +197,25 @@ def main(argv=None) -> int:
             continue
         k = max(p["per_thread"], 1)
         n = p["G"] * 1024 if rows_mode else p["G"] * p["threads"] * k
+        if scatter:
+            n = SCATTER_SHAPE[0] * SCATTER_SHAPE[1]
         A = torch.randn(n, dtype=torch.float16, device="cuda")
         if rows_mode:
             A = A.view(-1, p["threads"])
         B = torch.zeros_like(A)
+        if scatter:
+            A, B = A.view(*SCATTER_SHAPE), B.view(SCATTER_SHAPE[1], SCATTER_SHAPE[0])
         fn = ((lambda kern=kern, A=A, B=B: kern(A, B)) if p["per_thread"]      # noqa: E731
               else (lambda kern=kern, B=B: kern(B)))
         fn()
         torch.cuda.synchronize()
         if rows_mode:
             ok = bool(torch.equal(B, A))
+        elif scatter:
+            R, C = SCATTER_SHAPE
+            a_t = A.view(R // 32, 32, C // 32, 32).permute(0, 2, 1, 3).reshape(-1, 32, 32)
+            b_t = B.view(C // 32, 32, R // 32, 32).permute(2, 0, 1, 3).reshape(-1, 32, 32)
+            ok = bool(torch.equal(b_t[:p["G"]], a_t[:p["G"]]))
         elif bounce:
             t_, k_ = p["threads"], p["per_thread"]
             ok = bool(torch.equal(B, A.view(p["G"], k_, t_).flip(-1).reshape(-1)))
@@ -192,6 +231,9 @@ def main(argv=None) -> int:
               f"{st['median_s'] * 1e6:9.2f} us correct={ok}", flush=True)
         del A, B
     rows = fit_rows(times, sms)
+    if scatter:
+        for r in rows:
+            r.update(resident_per_sm=8, bytes_per_block=2 * 2 * 1024)
     if rows_mode:
         # the "threads" key carried the pitch: the blocks are 256 threads copying 4 elements each
         for r in rows:
