@@ -1,4 +1,4 @@
-"""The model against a blockrate run (tileroof.gpu.blockrate, touch or bounce mode): every
+"""The model against a blockrate run (tileroof.gpu.blockrate, any mode): every
 launch's measured median next to tileroof's time for the same kernel and grid on the run's GPU,
 and per (threads, per_thread) series the interval between block starts on one SM, measured (the
 run's fit) and modelled (the same least-squares line through the modelled times).
@@ -27,11 +27,19 @@ def main(argv=None) -> int:
     ap.add_argument("--device")
     a = ap.parse_args(argv)
     import tileroof
-    from tileroof.gpu.blockrate import block_bounce, block_touch
+    from tileroof.gpu.blockrate import block_bounce, block_rows, block_scatter, block_touch
     run = json.loads(a.run.read_text())
     prov = run["provenance"]
     dev = a.device or device_for(prov.get("gpu") or prov.get("smi_before", {}).get("gpu", ""))
-    jit = block_bounce if run.get("mode", "touch") == "bounce" else block_touch
+    mode = run.get("mode", "touch")
+
+    def kernel(g, row):
+        if mode == "rows":
+            return block_rows.get_tir(G=g, cols=row["pitch"])
+        if mode == "scatter":
+            return block_scatter.get_tir(G=g, dtype={2: "float16", 4: "float32"}[row.get("element_bytes", 2)])
+        jit = block_bounce if mode == "bounce" else block_touch
+        return jit.get_tir(G=g, threads=row["threads"], per_thread=row["per_thread"])
     sms = run["sm_count"]
     errs = []
     print(f"{a.run.name} ({run.get('mode', 'touch')}, {prov.get('smi_before', {}).get('gpu')}), model on {dev}")
@@ -39,7 +47,7 @@ def main(argv=None) -> int:
     for row in run["results"]:
         pred_pts = []
         for g, meas in row["points"]:
-            r = tileroof.analyze(jit.get_tir(G=g, threads=row["threads"], per_thread=row["per_thread"]), device=dev)
+            r = tileroof.analyze(kernel(g, row), device=dev)
             t = r.timing.time_s
             pred_pts.append((g, t))
             errs.append(t / meas - 1)

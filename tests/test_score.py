@@ -83,3 +83,22 @@ def test_h100_runs_scored_with_the_carried_profile():
     rep = score.evaluate(score.RECORDED_GPUS["h100_sxm"], "h100_sxm")
     assert len(rep["rows"]) >= 150 and "H100" in rep["device"]
     assert not score.check(rep, device="h100_sxm")
+
+
+def test_load_records_keeps_counters_of_an_earlier_profiled_run(tmp_path):
+    """A case re-timed without Nsight Compute takes its time from the newest run and its counters
+    from the newest earlier run that profiled it; a case never profiled has none."""
+    import json
+
+    from tileroof.score import load_records
+    old = {"cases": {"a": {"time": {"median_s": 2e-6}, "ncu": {"dram__bytes_read.sum": 100}},
+                     "b": {"time": {"median_s": 5e-6}}}, "provenance": {"gpu": "G"}}
+    new = {"cases": {"a": {"time": {"median_s": 1e-6}}, "b": {"time": {"median_s": 4e-6}}},
+           "provenance": {"gpu": "G"}}
+    (tmp_path / "measure-20260101T000000Z.json").write_text(json.dumps(old))
+    (tmp_path / "measure-20260102T000000Z.json").write_text(json.dumps(new))
+    recs = load_records(tmp_path)
+    assert recs["a"]["time"]["median_s"] == 1e-6 and recs["a"]["_file"] == "measure-20260102T000000Z.json"
+    assert recs["a"]["ncu"] == {"dram__bytes_read.sum": 100}
+    assert recs["a"]["_ncu_file"] == "measure-20260101T000000Z.json"
+    assert not recs["b"].get("ncu")

@@ -65,7 +65,9 @@ def split_of(name: str, sweep: str | None) -> str:
 
 
 def load_records(results: Path) -> dict:
-    """Newest record per case across the measure-*.json files in `results`."""
+    """Newest record per case across the measure-*.json files in `results`; a record timed without
+    Nsight Compute keeps the counters of the newest earlier run that profiled the case (`_ncu_file`
+    names it): a re-timing adds a time, it does not take the DRAM bytes away."""
     files = sorted(glob.glob(str(results / "measure-*.json")))
     if not files:
         raise TileroofError(f"no measure-*.json under {results}")
@@ -77,6 +79,9 @@ def load_records(results: Path) -> dict:
             c = dict(c)
             c["_file"] = Path(f).name
             c["_gpu"] = (data.get("provenance") or {}).get("gpu")
+            prev = cases.get(name)
+            if not c.get("ncu") and prev and prev.get("ncu"):
+                c["ncu"], c["_ncu_file"] = prev["ncu"], prev.get("_ncu_file", prev["_file"])
             cases[name] = c
     return cases
 

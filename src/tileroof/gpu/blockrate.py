@@ -29,7 +29,8 @@ With `--mode scatter` (`block_scatter`) the blocks copy the 32 x 32 tiles of an 
 matrix in row-major tile order, each to the transposed tile position of a 16384 x 8192 one (its
 content not transposed): the reads as in rows mode, the writes placed as a transpose places them
 (consecutive blocks write 32 rows 32 rows apart; the other half of each 128-byte line is written
-512 blocks later).  The "threads" column of its record holds 256.
+512 blocks later), in fp16 and, as the control with whole lines, fp32 (each row of a tile 128
+bytes); each record row names its element_bytes (a record without them is fp16).
 
     python -m tileroof.gpu.blockrate --out DIR [--mode bounce | rows | scatter]
 """
@@ -118,6 +119,8 @@ def block_rows(G, cols, dtype="float16"):
 
 
 SCATTER_SHAPE = (8192, 16384)
+SCATTER_ELEMENT_BYTES = (2, 4)
+SCATTER_DTYPES = {2: "float16", 4: "float32"}
 
 
 @tilelang.jit
@@ -169,7 +172,7 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     bounce, rows_mode, scatter = a.mode == "bounce", a.mode == "rows", a.mode == "scatter"
     threads_set, per_set = ((BOUNCE_THREADS, BOUNCE_PER_THREAD) if bounce else (ROWS_PITCHES, (4,)) if rows_mode
-                            else ((256,), (4,)) if scatter else (THREADS, PER_THREAD))
+                            else ((256,), SCATTER_ELEMENT_BYTES) if scatter else (THREADS, PER_THREAD))
     jit = block_bounce if bounce else block_touch
     import torch
 
@@ -187,7 +190,9 @@ def main(argv=None) -> int:
         compiled = block_rows.par_compile([dict(G=p["G"], cols=p["threads"]) for p in params], num_workers=16,
                                           ignore_error=True)
     elif scatter:
-        compiled = block_scatter.par_compile([dict(G=p["G"]) for p in params], num_workers=16, ignore_error=True)
+        # (the per_thread key carries the element bytes: 2 fp16, half a 128-byte line a tile row; 4 fp32, a line)
+        compiled = block_scatter.par_compile([dict(G=p["G"], dtype=SCATTER_DTYPES[p["per_thread"]]) for p in params],
+                                             num_workers=16, ignore_error=True)
     else:
         compiled = jit.par_compile(params, num_workers=16, ignore_error=True)
     times, raw = {}, {}
@@ -199,7 +204,8 @@ def main(argv=None) -> int:
         n = p["G"] * 1024 if rows_mode else p["G"] * p["threads"] * k
         if scatter:
             n = SCATTER_SHAPE[0] * SCATTER_SHAPE[1]
-        A = torch.randn(n, dtype=torch.float16, device="cuda")
+        tdt = getattr(torch, SCATTER_DTYPES[p["per_thread"]]) if scatter else torch.float16
+        A = torch.randn(n, dtype=tdt, device="cuda")
         if rows_mode:
             A = A.view(-1, p["threads"])
         B = torch.zeros_like(A)
@@ -233,7 +239,8 @@ def main(argv=None) -> int:
     rows = fit_rows(times, sms)
     if scatter:
         for r in rows:
-            r.update(resident_per_sm=8, bytes_per_block=2 * 2 * 1024)
+            eb = r["per_thread"]
+            r.update(element_bytes=eb, per_thread=4, resident_per_sm=8, bytes_per_block=2 * eb * 1024)
     if rows_mode:
         # the "threads" key carried the pitch: the blocks are 256 threads copying 4 elements each
         for r in rows:
