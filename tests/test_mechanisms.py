@@ -1290,7 +1290,10 @@ def test_block_chain_of_a_one_wave_copy_by_hand():
     b = 132 * 32768
     wb = 29.49e6 * (1 - np.exp(-2 * b / dev.l2_bytes))
     assert dev.flush_dirty_bytes == pytest.approx(29.49e6)
-    want = rt + 2 * b / dev.dram_bw + wb / 2 * 292.5e-15 + wb / 2 * 3.0e-15
+    # and the block's 8 warps start one after another, 4.294 ns apart (run 144)
+    span = 8 * 4.294e-9
+    assert model.warp_launch_span(dev, 256) == pytest.approx(span)
+    want = span + rt + 2 * b / dev.dram_bw + wb / 2 * 292.5e-15 + wb / 2 * 3.0e-15
     assert first == pytest.approx(np.full(132, want), rel=1e-6)
     assert tm.bound == "block chain"
     assert tm.time_s == pytest.approx(want + model.timing_floor(dev), rel=1e-6)
