@@ -218,3 +218,18 @@ def test_blockrate_warp_start_entry():
     assert derive.block_start_entry({"results": rows, "mode": "bounce"}, "test") == {}
     narrow = derive.block_start_entry({"results": rows[:4]}, "test")
     assert "warp_start_interval_ns" not in narrow
+
+
+def test_blockrate_pair_permutation():
+    """block_pair's write permutation: every tile written once, and blocks b and b + D (b // D
+    even) write tiles 2k and 2k + 1, the two halves of the same 128-byte fp16 lines."""
+    import numpy as np
+
+    from tileroof.gpu.blockrate import pair_slots
+    G = 132 * 16
+    b = np.arange(G)
+    for D in (1, 4, 16, 64):
+        w = pair_slots(G, D)
+        assert sorted(w.tolist()) == list(range(G))
+        lead = b[(b // D) % 2 == 0]
+        assert (w[lead] % 2 == 0).all() and (w[lead + D] == w[lead] + 1).all()

@@ -32,7 +32,13 @@ content not transposed): the reads as in rows mode, the writes placed as a trans
 512 blocks later), in fp16 and, as the control with whole lines, fp32 (each row of a tile 128
 bytes); each record row names its element_bytes (a record without them is fp16).
 
-    python -m tileroof.gpu.blockrate --out DIR [--mode bounce | rows | scatter]
+With `--mode pair` (`block_pair`) G = SMs x 512 blocks read the 32 x 32 fp16 tiles of a 16384-column
+matrix in order (as rows mode) and write them to a permutation in which the two tiles that share
+each 128-byte line of B (tile columns 2k and 2k + 1) come from blocks D launches apart, for D in
+PAIR_DISTANCES: how late a line's second half may come before the half-line writes cost DRAM time
+(the "threads" column of its record holds D; one G, no slope).
+
+    python -m tileroof.gpu.blockrate --out DIR [--mode bounce | rows | scatter | pair]
 """
 
 import argparse
@@ -142,6 +148,38 @@ def block_scatter(G, dtype="float16"):
     return scatter
 
 
+PAIR_DISTANCES = (1, 4, 16, 64, 256, 1024)
+PAIR_COLS = 16384
+
+
+@tilelang.jit
+def block_pair(G, D, dtype="float16"):
+    """G blocks of 32 x 8 threads; block b copies tile b of A ((32 G / 512) x 16384, 32 x 32 tiles in
+    row-major order) to tile w(b) = (b // 2D) 2D + 2 (b % D) + (b // D) % 2 of B (same shape): blocks b
+    and b + D (b // D even) write the two halves of the same lines."""
+    tiles = PAIR_COLS // 32
+    rows = 32 * (G // tiles)
+
+    @T.prim_func
+    def pair(A: T.Tensor((rows, PAIR_COLS), dtype), B: T.Tensor((rows, PAIR_COLS), dtype)):
+        with T.Kernel(G, threads=[32, 8]) as bx:
+            tx = T.get_thread_binding(0)
+            ty = T.get_thread_binding(1)
+            w = (bx // (2 * D)) * (2 * D) + 2 * (bx % D) + (bx // D) % 2
+            for j in T.serial(4):
+                B[(w // tiles) * 32 + ty + j * 8, (w % tiles) * 32 + tx] = \
+                    A[(bx // tiles) * 32 + ty + j * 8, (bx % tiles) * 32 + tx]
+
+    return pair
+
+
+def pair_slots(G: int, D: int):
+    """w(b) for every block (block_pair's write permutation)."""
+    import numpy as np
+    b = np.arange(G)
+    return (b // (2 * D)) * (2 * D) + 2 * (b % D) + (b // D) % 2
+
+
 def fit_rows(times: dict, sms: int) -> list:
     """Per (threads, per_thread): the least-squares line of kernel time against G; the slope times
     the SM count is one SM's interval between block starts.  times: {(threads, per_thread, G):
@@ -168,8 +206,10 @@ def fit_rows(times: dict, sms: int) -> list:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, required=True)
-    ap.add_argument("--mode", choices=("touch", "bounce", "rows", "scatter"), default="touch")
+    ap.add_argument("--mode", choices=("touch", "bounce", "rows", "scatter", "pair"), default="touch")
     a = ap.parse_args(argv)
+    if a.mode == "pair":
+        return pair_main(a)
     bounce, rows_mode, scatter = a.mode == "bounce", a.mode == "rows", a.mode == "scatter"
     threads_set, per_set = ((BOUNCE_THREADS, BOUNCE_PER_THREAD) if bounce else (ROWS_PITCHES, (4,)) if rows_mode
                             else ((256,), SCATTER_ELEMENT_BYTES) if scatter else (THREADS, PER_THREAD))
@@ -253,6 +293,48 @@ def main(argv=None) -> int:
                                           "per_thread": list(per_set),
                                           "wave_multiples": list(WAVE_MULTIPLES), "results": rows, "raw": raw},
                         __doc__)
+    print(f"wrote {path}")
+    return 0
+
+
+def pair_main(a) -> int:
+    """--mode pair: one launch of SMs x 512 blocks per line-partner distance D, timed twice (the
+    second pass after all D, for drift of the GPU's state)."""
+    import torch
+
+    from .provenance import base_provenance, write_record
+    from .timing import time_events
+    prov = base_provenance("blockrate", touch_gpu=True)
+    prov["mode"] = "pair"
+    t0 = time.time()
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    G = sms * 512
+    compiled = block_pair.par_compile([dict(G=G, D=d) for d in PAIR_DISTANCES], num_workers=16, ignore_error=True)
+    tiles = PAIR_COLS // 32
+    A = torch.randn(32 * (G // tiles), PAIR_COLS, dtype=torch.float16, device="cuda")
+    B = torch.zeros_like(A)
+    results = []
+    for rep in range(2):
+        for d, kern in zip(PAIR_DISTANCES, compiled):
+            if kern is None:
+                print(f"compile failed: D={d}", flush=True)
+                continue
+            fn = lambda kern=kern: kern(A, B)       # noqa: E731
+            B.zero_()
+            fn()
+            torch.cuda.synchronize()
+            w = torch.as_tensor(pair_slots(G, d), device="cuda")
+            a_t = A.view(-1, 32, tiles, 32).permute(0, 2, 1, 3).reshape(-1, 32, 32)
+            b_t = B.view(-1, 32, tiles, 32).permute(0, 2, 1, 3).reshape(-1, 32, 32)
+            ok = bool(torch.equal(b_t[w], a_t))
+            st = time_events(fn)
+            results.append({"D": d, "pass": rep, "G": G, "median_s": st["median_s"], "p10_s": st.get("p10_s"),
+                            "p90_s": st.get("p90_s"), "n": st.get("n"), "correct": ok,
+                            "per_block_per_sm_s": st["median_s"] * sms / G})
+            print(f"D={d:5d} pass {rep}: {st['median_s'] * 1e6:8.2f} us, "
+                  f"{st['median_s'] * sms / G * 1e9:6.1f} ns a block an SM, correct={ok}", flush=True)
+    path = write_record(a.out, prov, t0, {"sm_count": sms, "mode": "pair", "distances": list(PAIR_DISTANCES),
+                                          "results": results}, __doc__)
     print(f"wrote {path}")
     return 0
 
