@@ -226,7 +226,7 @@ def test_blockrate_pair_permutation():
     import numpy as np
 
     from tileroof.gpu.blockrate import pair_slots
-    G = 132 * 16
+    G = 33 * 128          # a multiple of 2D for every D below (the probe: SMs x 512)
     b = np.arange(G)
     for D in (1, 4, 16, 64):
         w = pair_slots(G, D)
