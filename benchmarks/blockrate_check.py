@@ -32,13 +32,16 @@ def main(argv=None) -> int:
     prov = run["provenance"]
     dev = a.device or device_for(prov.get("gpu") or prov.get("smi_before", {}).get("gpu", ""))
     mode = run.get("mode", "touch")
-    if mode == "pair":
+    if mode in ("pair", "widths"):
         from tileroof.gpu.blockrate import block_pair
-        print(f"{a.run.name} (pair, {prov.get('smi_before', {}).get('gpu')}), model on {dev}")
+        print(f"{a.run.name} ({mode}, {prov.get('smi_before', {}).get('gpu')}), model on {dev}")
+        key = "D" if mode == "pair" else "cols"
         for r in run["results"]:
-            t = tileroof.analyze(block_pair.get_tir(G=r["G"], D=r["D"]), device=dev).timing.time_s
-            print(f"D={r['D']:5d} pass {r['pass']}: measured {r['median_s'] * 1e6:8.2f} us, modelled {t * 1e6:8.2f} us "
-                  f"({t / r['median_s'] - 1:+.1%})")
+            f = (block_pair.get_tir(G=r["G"], D=r["D"]) if mode == "pair"
+                 else block_scatter.get_tir(G=r["G"], cols=r["cols"]))
+            t = tileroof.analyze(f, device=dev).timing.time_s
+            print(f"{key}={r[key]:5d} pass {r['pass']}: measured {r['median_s'] * 1e6:8.2f} us, modelled "
+                  f"{t * 1e6:8.2f} us ({t / r['median_s'] - 1:+.1%})")
         return 0
 
     def kernel(g, row):

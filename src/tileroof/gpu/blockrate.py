@@ -38,7 +38,13 @@ each 128-byte line of B (tile columns 2k and 2k + 1) come from blocks D launches
 PAIR_DISTANCES: how late a line's second half may come before the half-line writes cost DRAM time
 (the "threads" column of its record holds D; one G, no slope).
 
-    python -m tileroof.gpu.blockrate --out DIR [--mode bounce | rows | scatter | pair]
+With `--mode widths` the fp16 scatter runs at one G = SMs x 512 for A widths SCATTER_WIDTHS (the
+same elements): the blocks resident at once (8 an SM) cover 8 x SMs / (width / 32) tile rows of
+A, so each row of B gets runs of that many 64-byte segments written together (4096 columns: 8,
+512 bytes; 32768: 1, 64 bytes): how DRAM writes cost by the contiguous bytes a wave writes into
+each row.
+
+    python -m tileroof.gpu.blockrate --out DIR [--mode bounce | rows | scatter | pair | widths]
 """
 
 import argparse
@@ -130,10 +136,12 @@ SCATTER_DTYPES = {2: "float16", 4: "float32"}
 
 
 @tilelang.jit
-def block_scatter(G, dtype="float16"):
-    """G blocks of 32 x 8 threads; block b copies tile (b // 512, b % 512) of A (8192 x 16384) to tile
-    (b % 512, b // 512) of B (16384 x 8192), row ty + 8 j of the tile by thread row ty, j < 4."""
-    R, C = SCATTER_SHAPE
+def block_scatter(G, dtype="float16", cols=SCATTER_SHAPE[1]):
+    """G blocks of 32 x 8 threads; block b copies tile (b // T, b % T) of A (R x cols, T = cols / 32
+    tiles a row, R x cols = 8192 x 16384) to tile (b % T, b // T) of B (cols x R), row ty + 8 j of
+    the tile by thread row ty, j < 4."""
+    C = cols
+    R = SCATTER_SHAPE[0] * SCATTER_SHAPE[1] // C
     tiles = C // 32
 
     @T.prim_func
@@ -149,6 +157,7 @@ def block_scatter(G, dtype="float16"):
 
 
 PAIR_DISTANCES = (1, 4, 16, 64, 256, 1024)
+SCATTER_WIDTHS = (2048, 4096, 8192, 16384, 32768)
 PAIR_COLS = 16384
 
 
@@ -208,7 +217,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--mode", choices=("touch", "bounce", "rows", "scatter", "pair"), default="touch")
     a = ap.parse_args(argv)
-    if a.mode == "pair":
+    if a.mode in ("pair", "widths"):
         return pair_main(a)
     bounce, rows_mode, scatter = a.mode == "bounce", a.mode == "rows", a.mode == "scatter"
     threads_set, per_set = ((BOUNCE_THREADS, BOUNCE_PER_THREAD) if bounce else (ROWS_PITCHES, (4,)) if rows_mode
@@ -305,35 +314,55 @@ def pair_main(a) -> int:
     from .provenance import base_provenance, write_record
     from .timing import time_events
     prov = base_provenance("blockrate", touch_gpu=True)
-    prov["mode"] = "pair"
+    widths = a.mode == "widths"
+    prov["mode"] = a.mode
     t0 = time.time()
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     G = sms * 512
-    compiled = block_pair.par_compile([dict(G=G, D=d) for d in PAIR_DISTANCES], num_workers=16, ignore_error=True)
-    tiles = PAIR_COLS // 32
-    A = torch.randn(32 * (G // tiles), PAIR_COLS, dtype=torch.float16, device="cuda")
-    B = torch.zeros_like(A)
+    values = SCATTER_WIDTHS if widths else PAIR_DISTANCES
+    if widths:
+        compiled = block_scatter.par_compile([dict(G=G, cols=c) for c in values], num_workers=16, ignore_error=True)
+    else:
+        compiled = block_pair.par_compile([dict(G=G, D=d) for d in values], num_workers=16, ignore_error=True)
     results = []
     for rep in range(2):
-        for d, kern in zip(PAIR_DISTANCES, compiled):
+        for v, kern in zip(values, compiled):
             if kern is None:
-                print(f"compile failed: D={d}", flush=True)
+                print(f"compile failed: {v}", flush=True)
                 continue
-            fn = lambda kern=kern: kern(A, B)       # noqa: E731
-            B.zero_()
+            C = v if widths else PAIR_COLS
+            tiles = C // 32
+            if widths:
+                R = SCATTER_SHAPE[0] * SCATTER_SHAPE[1] // C
+                A = torch.randn(R, C, dtype=torch.float16, device="cuda")
+                B = torch.zeros(C, R, dtype=torch.float16, device="cuda")
+            else:
+                A = torch.randn(32 * (G // tiles), C, dtype=torch.float16, device="cuda")
+                B = torch.zeros_like(A)
+            fn = lambda kern=kern, A=A, B=B: kern(A, B)       # noqa: E731
             fn()
             torch.cuda.synchronize()
-            w = torch.as_tensor(pair_slots(G, d), device="cuda")
             a_t = A.view(-1, 32, tiles, 32).permute(0, 2, 1, 3).reshape(-1, 32, 32)
-            b_t = B.view(-1, 32, tiles, 32).permute(0, 2, 1, 3).reshape(-1, 32, 32)
-            ok = bool(torch.equal(b_t[w], a_t))
+            if widths:
+                b_t = B.view(tiles, 32, -1, 32).permute(2, 0, 1, 3).reshape(-1, 32, 32)
+                ok = bool(torch.equal(b_t[:G], a_t[:G]))
+            else:
+                w = torch.as_tensor(pair_slots(G, v), device="cuda")
+                b_t = B.view(-1, 32, tiles, 32).permute(0, 2, 1, 3).reshape(-1, 32, 32)
+                ok = bool(torch.equal(b_t[w], a_t))
             st = time_events(fn)
-            results.append({"D": d, "pass": rep, "G": G, "median_s": st["median_s"], "p10_s": st.get("p10_s"),
-                            "p90_s": st.get("p90_s"), "n": st.get("n"), "correct": ok,
-                            "per_block_per_sm_s": st["median_s"] * sms / G})
-            print(f"D={d:5d} pass {rep}: {st['median_s'] * 1e6:8.2f} us, "
+            key = "cols" if widths else "D"
+            row = {key: v, "pass": rep, "G": G, "median_s": st["median_s"], "p10_s": st.get("p10_s"),
+                   "p90_s": st.get("p90_s"), "n": st.get("n"), "correct": ok,
+                   "per_block_per_sm_s": st["median_s"] * sms / G}
+            if widths:
+                row["wave_run_bytes"] = 64 * max(1, (8 * sms) // tiles)
+            results.append(row)
+            print(f"{key}={v:5d} pass {rep}: {st['median_s'] * 1e6:8.2f} us, "
                   f"{st['median_s'] * sms / G * 1e9:6.1f} ns a block an SM, correct={ok}", flush=True)
-    path = write_record(a.out, prov, t0, {"sm_count": sms, "mode": "pair", "distances": list(PAIR_DISTANCES),
+            del A, B
+    path = write_record(a.out, prov, t0, {"sm_count": sms, "mode": a.mode,
+                                          ("widths" if widths else "distances"): list(values),
                                           "results": results}, __doc__)
     print(f"wrote {path}")
     return 0
