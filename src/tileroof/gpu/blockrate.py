@@ -215,7 +215,7 @@ def fit_rows(times: dict, sms: int) -> list:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, required=True)
-    ap.add_argument("--mode", choices=("touch", "bounce", "rows", "scatter", "pair"), default="touch")
+    ap.add_argument("--mode", choices=("touch", "bounce", "rows", "scatter", "pair", "widths"), default="touch")
     a = ap.parse_args(argv)
     if a.mode in ("pair", "widths"):
         return pair_main(a)
