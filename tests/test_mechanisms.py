@@ -1505,12 +1505,12 @@ def test_causal_mask_selects_join_a_one_warpgroup_iteration_only():
 
 def test_block_starts_bound_many_small_blocks():
     """Runs 141, 144 (tileroof.gpu.blockrate): an SM starts a block no faster than every 79.36 ns, so
-    67584 one-element-a-thread blocks on 132 SMs take 512 x 79.36 ns = 40.6 us of body, whatever
+    67584 store-one-element blocks on 132 SMs take 512 x 79.36 ns = 40.6 us of body, whatever
     the blocks do; without the measured interval the same launch is timed by its chains alone."""
     from tileroof.gpu.blockrate import block_touch
     dev = devices.load("h200")
     assert dev.block_start_s == pytest.approx(79.36e-9)
-    f = block_touch.get_tir(G=132 * 512, threads=128, per_thread=1)
+    f = block_touch.get_tir(G=132 * 512, threads=128, per_thread=0)
     r = tileroof.analyze(f, device=dev)
     assert r.timing.bound == "block starts"
     assert r.timing.resource_s["block starts"] == pytest.approx(512 * 79.36e-9)
@@ -1536,6 +1536,25 @@ def test_warp_launch_bounds_wide_blocks():
     with_warps = tileroof.analyze(g, device=dev).timing.resource_s["block chain"]
     without = tileroof.analyze(g, device=replace(dev, warp_start_s=0.0)).timing.resource_s["block chain"]
     assert with_warps > without + 10 * 32 * 4.294e-9 * 0.9
+
+
+def test_first_wave_blocks_start_one_interval_apart():
+    """An SM starts its first-wave blocks one block-start interval apart (blocks go to the SMs in
+    turn), and a late-starting block still runs its own chain uncontended: the k-th block of an SM
+    ends no earlier than k x 79.36 ns + its uncontended chain.  A first wave of 8 one-copy blocks of
+    256 threads per SM (blockrate, run 144: 5.07 us measured, 4.49 modelled without it)."""
+    from tileroof.gpu.blockrate import block_touch
+    dev = devices.load("h200")
+    f = block_touch.get_tir(G=132 * 8, threads=256, per_thread=1)
+    r = tileroof.analyze(f, device=dev)
+    tm = r.timing
+    wave = memory.launch_order(r.trace)[:tm.slots]
+    first, alone = model.block_chain(r.trace, r.counts, dev, tm.occupancy, tm.memory, wave)
+    k = np.arange(len(wave)) // 132
+    assert (first >= k * dev.block_start_s + alone - 1e-15).all()
+    assert first[-1] == pytest.approx(7 * dev.block_start_s + alone[-1])
+    late = tileroof.analyze(f, device=replace(dev, block_start_s=0.0, warp_start_s=0.0)).timing.time_s
+    assert tm.time_s > late + dev.block_start_s
 
 
 def test_order_key_runner_up_breaks_full_ties_only():

@@ -563,7 +563,11 @@ def block_chain(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy,
     the DRAM rate, its division chain 1.9 us; the roofline overlapped the chain with other SMs'
     memory, -30 %).
     tileroof.gpu.measure's probe_chain_* cases (run 109): a one-wave copy of 32 KiB per block takes
-    3.7 us of body where its bytes at the copy bandwidth take 2.1."""
+    3.7 us of body where its bytes at the copy bandwidth take 2.1.
+    Each block's warps start one every warp_start_s, and an SM starts the first wave's blocks one
+    block-start interval apart, each block then taking no less than its own uncontended chain
+    (tileroof.gpu.blockrate, runs 144 and 151: one wave of 8 one-copy blocks of 256 threads a SM,
+    5.07 us measured, 4.49 modelled in lock-step alone, 4.64 with the starts)."""
     if not (dev.dram_bw and trace.ops):
         return None
     rt = dram_tile_round_trip(dev, 0.0)
@@ -577,8 +581,11 @@ def block_chain(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy,
     allocated = mem.dram_read + mem.dram_write + mem.dirty_at_end
     wb_total = memory.flush_writeback(mem.dram_read, mem.dram_write + mem.dirty_at_end, dev.flush_dirty_bytes,
                                       dev.l2_bytes)
-    # the block's warps start one after another: its last warp runs the chain that much later
+    # the block's warps start one after another: its last warp runs the chain that much later;
+    # and an SM starts the first wave's blocks one after another too (blocks go to the SMs in
+    # turn, so the k-th block of an SM starts k block-start intervals after the launch)
     span = warp_launch_span(dev, occ.threads_per_block)
+    starts = (np.arange(n_first) // max(dev.sm_count, 1)) * block_start_interval(dev, occ.threads_per_block)
     first = np.full(n_first, span)
     alone = np.full(n_first, span)
     pipe = np.zeros(n_first)           # the block's co-resident blocks' time on the SM's shared pipe
@@ -624,6 +631,9 @@ def block_chain(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy,
     # keeps it full (a queue of independent requests): the SM takes no less than all of its blocks'
     # shared wavefronts and shuffles (the Hadamard transforms' exchanges and shuffles, run 139);
     # while one block waits on its loads or a reduction, the others use the pipe
+    if stream:
+        # a first-wave block that starts late still takes its own chain uncontended
+        first = np.maximum(first, starts + alone)
     return first, (np.maximum(alone, pipe) if stream else None)
 
 
