@@ -7,7 +7,7 @@ Per recorded case whose drifting estimate exceeds the in-step one by more than 1
 prefetch window ((stages - 1) x model.prefetch_iteration) over the DRAM round trip of its tile
 (model.stream_time, one stage), f = (Nsight DRAM - in-step) / (drifting - in-step), model.drifts'
 verdict and its two conditions (the L2 share at least the compute; the drifting DRAM at the
-bandwidth longer than the launch).  f near 0: the blocks kept pace; near 1: they drifted apart."""
+bandwidth longer than the launch in step: `ratio` is the one over the other).  f near 0: the blocks kept pace; near 1: they drifted apart."""
 from __future__ import annotations
 
 import argparse
@@ -33,7 +33,7 @@ def main(argv=None) -> int:
             cap.update(x=(pipe_info["stages"] - 1) * model.prefetch_iteration(pipe_info)
                        / model.stream_time(d.dram_stream, pipe_info["tile_bytes"], 1),
                        drifts=out, share=terms.get("l2", 0.0) >= terms.get("compute", 0.0),
-                       mem=dram_if_drifting / d.dram_bw > time_s)
+                       mem=dram_if_drifting / d.dram_bw > time_s, ratio=dram_if_drifting / d.dram_bw / time_s)
         return out
 
     model.drifts = spy
@@ -51,9 +51,9 @@ def main(argv=None) -> int:
             rows.append((cap["x"], (meas - t.dram_in_step) / (t.dram_if_drifting - t.dram_in_step), name, dict(cap)))
     finally:
         model.drifts = verdict
-    print(f"{'x':>5} {'f':>6} drifts share mem  case")
+    print(f"{'x':>5} {'f':>6} drifts share mem  ratio  case")
     for x, f, name, c in sorted(rows):
-        print(f"{x:5.2f} {f:+6.2f} {int(c['drifts']):6d} {int(c['share']):5d} {int(c['mem']):3d}  {name}")
+        print(f"{x:5.2f} {f:+6.2f} {int(c['drifts']):6d} {int(c['share']):5d} {int(c['mem']):3d} {c['ratio']:6.2f}  {name}")
     return 0
 
 
