@@ -1543,7 +1543,7 @@ def cases() -> list[Case]:
             + _occupancy_check_cases() + _tiny_cases() + chain_probes() + _chain_check_cases()
             + _chain_check_cases("chaincheck2") + _stage_check_cases() + _sparse_check_cases()
             + _follow_check_cases() + _blind_check_cases() + _overlap_check_cases() + _register_check_cases()
-            + _bank_check_cases())
+            + _bank_check_cases() + _drift_check_cases())
 
 
 # Session 22: element-wise launches whose blocks per SM the loads in flight set (model.live_fragment_bytes:
@@ -2032,3 +2032,17 @@ def _bank_check_cases() -> list[Case]:
                         rtol=0.0, tags=("transpose", dt, "bankcheck", "extra"),
                         note=f"{cdiv(M, 32) * cdiv(N, 32)} blocks of 32x8 threads, {pattern} 32x32 shared tile"))
     return out
+
+
+# Session 28: 128x128 unswizzled bf16 GEMMs, compute-bound in step, with prefetch windows of 1.1-3.3
+# DRAM round trips (benchmarks/drift_position.py's x): on the H100 the 4-stage one stays in step at
+# x 1.18 where the model sends it drifting; these say from which window such launches drift.
+DRIFT_CHECKS = [(64, 5, 128), (64, 6, 128), (32, 6, 128), (32, 8, 128), (32, 10, 128), (64, 5, 256), (64, 6, 256)]
+
+
+def _drift_check_cases() -> list[Case]:
+    bf16 = dict(in_dtype="bfloat16", out_dtype="bfloat16")
+    return [_mm_case(f"driftcheck_gemm_bf16_6144x12288x6144_bm128_bn128_bk{bk}_s{s}_t{t}_sw0",
+                     _mm_params(6144, 12288, 6144, 128, 128, bk, s, t, **bf16), rtol=2e-2, tags=("driftcheck",),
+                     note="unswizzled 128x128 tiles, compute-bound in step: from which prefetch window do they drift")
+            for bk, s, t in DRIFT_CHECKS]
