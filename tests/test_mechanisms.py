@@ -261,14 +261,19 @@ def test_drift_rule_against_the_recorded_sm_pace():
 def test_drift_rule_parts():
     """model.drifts: a prefetch window ((stages - 1) x the iteration without latency stalls) of at
     least one DRAM round trip of a tile, and memory the bound: the L2 share in step, or DRAM once
-    drifting (a drifting state slower at DRAM bandwidth than the launch in step)."""
+    drifting (a drifting state slower at DRAM bandwidth than the launch in step) with a window of
+    at least COMPUTE_BOUND_DRIFT_WINDOW round trips."""
     dev = devices.load("h200")
     rt = model.stream_time(dev.dram_stream, 40960, 1)      # 64x256x64 fp16 tile, one stage
-    info = {"stages": 4, "tile_bytes": 40960, "iteration_s": 1e-6, "terms_s": {"compute": rt / 3, "l2": 0.0}}
+    # compute-bound in step: a window of 1.5 round trips (past COMPUTE_BOUND_DRIFT_WINDOW)
+    info = {"stages": 4, "tile_bytes": 40960, "iteration_s": 1e-6, "terms_s": {"compute": rt / 2, "l2": 0.0}}
     t = 1e-3
     assert model.drifts(info, t, 1.01 * t * dev.dram_bw, dev)
     assert not model.drifts(info, t, 0.99 * t * dev.dram_bw, dev)                 # not DRAM-bound when drifting
-    assert not model.drifts({**info, "stages": 3}, t, 2 * t * dev.dram_bw, dev)    # window 2/3 of the round trip
+    assert not model.drifts({**info, "stages": 2}, t, 2 * t * dev.dram_bw, dev)    # window half the round trip
+    # one round trip is not enough for a compute-bound launch (run 152: in step at 1.07 and 1.18)
+    assert not model.drifts({**info, "stages": 3}, t, 2 * t * dev.dram_bw, dev)
+    assert not model.drifts({**info, "terms_s": {"compute": rt / 3, "l2": 0.0}}, t, 2 * t * dev.dram_bw, dev)
     assert not model.drifts({**info, "stages": 1}, t, 2 * t * dev.dram_bw, dev)
     assert model.drifts({**info, "terms_s": {"compute": 0.0, "l2": rt / 3}}, t, 2 * t * dev.dram_bw, dev)
     # L2-share-bound in step: drifts even if the drifting state is not DRAM-bound
@@ -1555,6 +1560,21 @@ def test_first_wave_blocks_start_one_interval_apart():
     assert first[-1] == pytest.approx(7 * dev.block_start_s + alone[-1])
     late = tileroof.analyze(f, device=replace(dev, block_start_s=0.0, warp_start_s=0.0)).timing.time_s
     assert tm.time_s > late + dev.block_start_s
+
+
+def test_compute_bound_launch_drifts_only_past_the_window_margin():
+    """Run 152 (H100): unswizzled 128x128 bf16 GEMMs, compute-bound in step, stay in step with a
+    prefetch window of 1.18 DRAM round trips (4 stages: 5586 MB, 1963 us) and drift from 1.44 on
+    (two warpgroups, 5 stages: 7323 MB, 2445 us); the model drifts them from
+    COMPUTE_BOUND_DRIFT_WINDOW = 1.36 round trips on."""
+    assert 1.28 < model.COMPUTE_BOUND_DRIFT_WINDOW < 1.44
+    stay = CASES["sweep_gemmdeep_bm128_bn128_bk64_s4_t128_sw0"]
+    go = CASES["driftcheck_gemm_bf16_6144x12288x6144_bm128_bn128_bk64_s5_t256_sw0"]
+    rs = tileroof.analyze(stay.kernel, device="h100_sxm", **stay.params).timing
+    rg = tileroof.analyze(go.kernel, device="h100_sxm", **go.params).timing
+    assert rs.memory.dram_bytes == pytest.approx(rs.dram_in_step) and rs.dram_if_drifting > 1.2 * rs.dram_in_step
+    assert rg.memory.dram_bytes == pytest.approx(rg.dram_if_drifting) and rg.dram_if_drifting > 1.2 * rg.dram_in_step
+    assert any("drift apart" in a for a in rg.assumptions)
 
 
 def test_order_key_runner_up_breaks_full_ties_only():

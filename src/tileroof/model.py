@@ -1207,7 +1207,10 @@ def drifts(pipe_info: dict, time_s: float, dram_if_drifting: float | None, dev: 
     the others.  Timeline sets 5 and 6: the unswizzled 64x256x64 GEMM with 2, 3 stages (window
     0.5, 1.0 us against 1.34 us) keeps pace (spread 0.2, 2.0 %), with 4 and 5 drifts (7-10 %);
     64x128 with 6 stages and 64x192 with 5 drift, 128x128 one-warpgroup and 128x256 two-warpgroup
-    tiles with 4 (windows past the round trip, compute-bound both ways) do not."""
+    tiles with 4 (windows past the round trip, compute-bound both ways) do not.  A launch that is
+    compute-bound in step and would be memory-bound drifting drifts only once its window covers
+    COMPUTE_BOUND_DRIFT_WINDOW round trips (run 152 on the H100: the 128x128 bf16 GEMMs stay in
+    step at 1.07 and 1.18, drift from 1.44 on)."""
     if not pipe_info or not dram_if_drifting or not dev.dram_stream or not dev.dram_bw:
         return False
     stages = pipe_info.get("stages", 1)
@@ -1219,7 +1222,20 @@ def drifts(pipe_info: dict, time_s: float, dram_if_drifting: float | None, dev: 
         return False
     terms = pipe_info.get("terms_s") or {}
     share_bound = terms.get("l2", 0.0) >= terms.get("compute", 0.0)
-    return share_bound or dram_if_drifting / dev.dram_bw > time_s
+    if share_bound:
+        return True
+    # compute-bound in step: its SMs keep the same pace until the window outruns the round trip
+    # by a margin (COMPUTE_BOUND_DRIFT_WINDOW)
+    return window >= COMPUTE_BOUND_DRIFT_WINDOW * round_trip and dram_if_drifting / dev.dram_bw > time_s
+
+
+# a launch compute-bound in step drifts apart only when its prefetch window covers this many
+# DRAM round trips: between the largest window seen in step (1.28: the H200's 128x128 s4 GEMMs,
+# f 0.0-0.2 of the way to the drifting DRAM; the H100's 128x128 s4 at 1.07 and 1.18, runs 144
+# and 152) and the smallest seen drifting (1.44: the H100's two-warpgroup 128x128 s5, run 152;
+# then 1.57-3.24 on the H100 and 1.61-2.31 on the H200), at their geometric mean
+# (benchmarks/drift_position.py)
+COMPUTE_BOUND_DRIFT_WINDOW = 1.36
 
 
 def prefetch_iteration(pipe_info: dict) -> float:
