@@ -27,18 +27,17 @@ def main(argv=None) -> int:
     ap.add_argument("--device")
     a = ap.parse_args(argv)
     import tileroof
-    from tileroof.gpu.blockrate import block_bounce, block_rows, block_scatter, block_touch
+    from tileroof.gpu.blockrate import SCATTER_SHAPE, block_bounce, block_tiles, block_touch
     run = json.loads(a.run.read_text())
     prov = run["provenance"]
     dev = a.device or device_for(prov.get("gpu") or prov.get("smi_before", {}).get("gpu", ""))
     mode = run.get("mode", "touch")
     if mode in ("pair", "widths"):
-        from tileroof.gpu.blockrate import block_pair
         print(f"{a.run.name} ({mode}, {prov.get('smi_before', {}).get('gpu')}), model on {dev}")
         key = "D" if mode == "pair" else "cols"
         for r in run["results"]:
-            f = (block_pair.get_tir(G=r["G"], D=r["D"]) if mode == "pair"
-                 else block_scatter.get_tir(G=r["G"], cols=r["cols"]))
+            f = (block_tiles.get_tir(G=r["G"], cols=16384, place="pair", D=r["D"]) if mode == "pair"
+                 else block_tiles.get_tir(G=r["G"], cols=r["cols"], place="scatter"))
             t = tileroof.analyze(f, device=dev).timing.time_s
             print(f"{key}={r[key]:5d} pass {r['pass']}: measured {r['median_s'] * 1e6:8.2f} us, modelled "
                   f"{t * 1e6:8.2f} us ({t / r['median_s'] - 1:+.1%})")
@@ -46,9 +45,10 @@ def main(argv=None) -> int:
 
     def kernel(g, row):
         if mode == "rows":
-            return block_rows.get_tir(G=g, cols=row["pitch"])
+            return block_tiles.get_tir(G=g, cols=row["pitch"])
         if mode == "scatter":
-            return block_scatter.get_tir(G=g, dtype={2: "float16", 4: "float32"}[row.get("element_bytes", 2)])
+            return block_tiles.get_tir(G=g, cols=SCATTER_SHAPE[1], place="scatter",
+                                       dtype={2: "float16", 4: "float32"}[row.get("element_bytes", 2)])
         jit = block_bounce if mode == "bounce" else block_touch
         return jit.get_tir(G=g, threads=row["threads"], per_thread=row["per_thread"])
     sms = run["sm_count"]

@@ -221,7 +221,7 @@ def test_blockrate_warp_start_entry():
 
 
 def test_blockrate_pair_permutation():
-    """block_pair's write permutation: every tile written once, and blocks b and b + D (b // D
+    """block_tiles' "pair" write permutation: every tile written once, and blocks b and b + D (b // D
     even) write tiles 2k and 2k + 1, the two halves of the same 128-byte fp16 lines."""
     import numpy as np
 

@@ -19,20 +19,20 @@ buffer, the block synchronises, and each thread reads back another warp's elemen
 index) and writes them to B: the global traffic of `block_touch` plus a transpose's shared phase and
 barrier, so the difference between the two series is what that phase adds to a block's life.
 
-With `--mode rows` the kernel is `block_rows`: blocks of 32 x 8 threads each copy a 32 x 32 fp16
+With `--mode rows` the kernel is `block_tiles` (place "rows"): blocks of 32 x 8 threads each copy a 32 x 32 fp16
 tile of a row-major matrix of `cols` columns (four rows a thread, 64 bytes a warp and row), the
 thread transposes' global traffic without their shared phase: against `block_touch` (the same
 blocks and bytes, contiguous) it says what the 32 row segments, 2 x cols bytes apart, add to a
 block's life; the pitch 16384 (a power of two) against 16448 whether DRAM channels camp.
 
-With `--mode scatter` (`block_scatter`) the blocks copy the 32 x 32 tiles of an 8192 x 16384 fp16
+With `--mode scatter` (`block_tiles`, place "scatter") the blocks copy the 32 x 32 tiles of an 8192 x 16384 fp16
 matrix in row-major tile order, each to the transposed tile position of a 16384 x 8192 one (its
 content not transposed): the reads as in rows mode, the writes placed as a transpose places them
 (consecutive blocks write 32 rows 32 rows apart; the other half of each 128-byte line is written
 512 blocks later), in fp16 and, as the control with whole lines, fp32 (each row of a tile 128
 bytes); each record row names its element_bytes (a record without them is fp16).
 
-With `--mode pair` (`block_pair`) G = SMs x 512 blocks read the 32 x 32 fp16 tiles of a 16384-column
+With `--mode pair` (`block_tiles`, place "pair") G = SMs x 512 blocks read the 32 x 32 fp16 tiles of a 16384-column
 matrix in order (as rows mode) and write them to a permutation in which the two tiles that share
 each 128-byte line of B (tile columns 2k and 2k + 1) come from blocks D launches apart, for D in
 PAIR_DISTANCES: how late a line's second half may come before the half-line writes cost DRAM time
@@ -109,81 +109,44 @@ def block_bounce(G, threads, per_thread, dtype="float16"):
 
 
 ROWS_PITCHES = (16384, 16448)      # the "threads" column of a rows-mode record holds the pitch
-
-
-@tilelang.jit
-def block_rows(G, cols, dtype="float16"):
-    """G blocks of 32 x 8 threads; block b copies the 32 x 32 tile (b // (cols / 32), b % (cols / 32))
-    of a (32 G / (cols / 32), cols) matrix, row ty + 8 j of the tile by thread row ty, j < 4."""
-    tiles = cols // 32
-    rows = 32 * (G // tiles)
-
-    @T.prim_func
-    def rows_copy(A: T.Tensor((rows, cols), dtype), B: T.Tensor((rows, cols), dtype)):
-        with T.Kernel(G, threads=[32, 8]) as bx:
-            tx = T.get_thread_binding(0)
-            ty = T.get_thread_binding(1)
-            for j in T.serial(4):
-                r = (bx // tiles) * 32 + ty + j * 8
-                B[r, (bx % tiles) * 32 + tx] = A[r, (bx % tiles) * 32 + tx]
-
-    return rows_copy
-
-
 SCATTER_SHAPE = (8192, 16384)
 SCATTER_ELEMENT_BYTES = (2, 4)
 SCATTER_DTYPES = {2: "float16", 4: "float32"}
-
-
-@tilelang.jit
-def block_scatter(G, dtype="float16", cols=SCATTER_SHAPE[1]):
-    """G blocks of 32 x 8 threads; block b copies tile (b // T, b % T) of A (R x cols, T = cols / 32
-    tiles a row, R x cols = 8192 x 16384) to tile (b % T, b // T) of B (cols x R), row ty + 8 j of
-    the tile by thread row ty, j < 4."""
-    C = cols
-    R = SCATTER_SHAPE[0] * SCATTER_SHAPE[1] // C
-    tiles = C // 32
-
-    @T.prim_func
-    def scatter(A: T.Tensor((R, C), dtype), B: T.Tensor((C, R), dtype)):
-        with T.Kernel(G, threads=[32, 8]) as bx:
-            tx = T.get_thread_binding(0)
-            ty = T.get_thread_binding(1)
-            for j in T.serial(4):
-                B[(bx % tiles) * 32 + ty + j * 8, (bx // tiles) * 32 + tx] = \
-                    A[(bx // tiles) * 32 + ty + j * 8, (bx % tiles) * 32 + tx]
-
-    return scatter
-
-
 PAIR_DISTANCES = (1, 4, 16, 64, 256, 1024)
 SCATTER_WIDTHS = (2048, 4096, 8192, 16384, 32768)
 PAIR_COLS = 16384
 
 
 @tilelang.jit
-def block_pair(G, D, dtype="float16"):
-    """G blocks of 32 x 8 threads; block b copies tile b of A ((32 G / 512) x 16384, 32 x 32 tiles in
-    row-major order) to tile w(b) = (b // 2D) 2D + 2 (b % D) + (b // D) % 2 of B (same shape): blocks b
-    and b + D (b // D even) write the two halves of the same lines."""
-    tiles = PAIR_COLS // 32
-    rows = 32 * (G // tiles)
+def block_tiles(G, cols, place="rows", D=1, dtype="float16"):
+    """G blocks of 32 x 8 threads; block b copies tile (b // T, b % T) of a row-major matrix A of
+    `cols` columns (T = cols / 32 tiles a row of tiles), row ty + 8 j of the tile by thread row ty,
+    j < 4, to B at
+      - "rows": the same tile of a B shaped like A (A has 32 G / T rows);
+      - "scatter": tile (b % T, b // T) of B (cols x R), A being R x cols with R x cols = 8192 x 16384
+        (the tile moved to its transposed position, its content not transposed);
+      - "pair": tile w(b) = (b // 2D) 2D + 2 (b % D) + (b // D) % 2 of a B shaped like A: blocks b
+        and b + D (b // D even) write the two halves of the same 128-byte fp16 lines."""
+    tiles = cols // 32
+    R = SCATTER_SHAPE[0] * SCATTER_SHAPE[1] // cols if place == "scatter" else 32 * (G // tiles)
+    out_shape = (cols, R) if place == "scatter" else (R, cols)
 
     @T.prim_func
-    def pair(A: T.Tensor((rows, PAIR_COLS), dtype), B: T.Tensor((rows, PAIR_COLS), dtype)):
+    def tile_copy(A: T.Tensor((R, cols), dtype), B: T.Tensor(out_shape, dtype)):
         with T.Kernel(G, threads=[32, 8]) as bx:
             tx = T.get_thread_binding(0)
             ty = T.get_thread_binding(1)
-            w = (bx // (2 * D)) * (2 * D) + 2 * (bx % D) + (bx // D) % 2
+            w = (bx // (2 * D)) * (2 * D) + 2 * (bx % D) + (bx // D) % 2 if place == "pair" else bx
+            dst_r, dst_c = ((bx % tiles) * 32, (bx // tiles) * 32) if place == "scatter" else \
+                ((w // tiles) * 32, (w % tiles) * 32)
             for j in T.serial(4):
-                B[(w // tiles) * 32 + ty + j * 8, (w % tiles) * 32 + tx] = \
-                    A[(bx // tiles) * 32 + ty + j * 8, (bx % tiles) * 32 + tx]
+                B[dst_r + ty + j * 8, dst_c + tx] = A[(bx // tiles) * 32 + ty + j * 8, (bx % tiles) * 32 + tx]
 
-    return pair
+    return tile_copy
 
 
 def pair_slots(G: int, D: int):
-    """w(b) for every block (block_pair's write permutation)."""
+    """w(b) for every block (block_tiles' "pair" write permutation)."""
     import numpy as np
     b = np.arange(G)
     return (b // (2 * D)) * (2 * D) + 2 * (b % D) + (b // D) % 2
@@ -236,12 +199,13 @@ def main(argv=None) -> int:
         # G a multiple of the tiles in a row of the matrix (512 / 514 of 32 columns)
         params = [dict(G=(sms * m) // (c // 32) * (c // 32), threads=c, per_thread=4)
                   for c in threads_set for m in WAVE_MULTIPLES if sms * m >= c // 32]
-        compiled = block_rows.par_compile([dict(G=p["G"], cols=p["threads"]) for p in params], num_workers=16,
-                                          ignore_error=True)
+        compiled = block_tiles.par_compile([dict(G=p["G"], cols=p["threads"]) for p in params], num_workers=16,
+                                           ignore_error=True)
     elif scatter:
         # (the per_thread key carries the element bytes: 2 fp16, half a 128-byte line a tile row; 4 fp32, a line)
-        compiled = block_scatter.par_compile([dict(G=p["G"], dtype=SCATTER_DTYPES[p["per_thread"]]) for p in params],
-                                             num_workers=16, ignore_error=True)
+        compiled = block_tiles.par_compile([dict(G=p["G"], cols=SCATTER_SHAPE[1], place="scatter",
+                                                 dtype=SCATTER_DTYPES[p["per_thread"]]) for p in params],
+                                           num_workers=16, ignore_error=True)
     else:
         compiled = jit.par_compile(params, num_workers=16, ignore_error=True)
     times, raw = {}, {}
@@ -321,9 +285,11 @@ def pair_main(a) -> int:
     G = sms * 512
     values = SCATTER_WIDTHS if widths else PAIR_DISTANCES
     if widths:
-        compiled = block_scatter.par_compile([dict(G=G, cols=c) for c in values], num_workers=16, ignore_error=True)
+        compiled = block_tiles.par_compile([dict(G=G, cols=c, place="scatter") for c in values], num_workers=16,
+                                           ignore_error=True)
     else:
-        compiled = block_pair.par_compile([dict(G=G, D=d) for d in values], num_workers=16, ignore_error=True)
+        compiled = block_tiles.par_compile([dict(G=G, cols=PAIR_COLS, place="pair", D=d) for d in values],
+                                           num_workers=16, ignore_error=True)
     results = []
     for rep in range(2):
         for v, kern in zip(values, compiled):
