@@ -37,9 +37,9 @@ def main(argv=None) -> int:
         key = "D" if mode == "pair" else "cols"
         for r in run["results"]:
             f = (block_tiles.get_tir(G=r["G"], cols=16384, place="pair", D=r["D"]) if mode == "pair"
-                 else block_tiles.get_tir(G=r["G"], cols=r["cols"], place="scatter"))
+                 else block_tiles.get_tir(G=r["G"], cols=r["cols"], place=r.get("place", "scatter")))
             t = tileroof.analyze(f, device=dev).timing.time_s
-            print(f"{key}={r[key]:5d} pass {r['pass']}: measured {r['median_s'] * 1e6:8.2f} us, modelled "
+            print(f"{key}={r[key]:5d} {r.get('place', '')} pass {r['pass']}: measured {r['median_s'] * 1e6:8.2f} us, modelled "
                   f"{t * 1e6:8.2f} us ({t / r['median_s'] - 1:+.1%})")
         return 0
 

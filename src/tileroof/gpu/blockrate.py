@@ -42,7 +42,8 @@ With `--mode widths` the fp16 scatter runs at one G = SMs x 512 for A widths SCA
 same elements): the blocks resident at once (8 an SM) cover 8 x SMs / (width / 32) tile rows of
 A, so each row of B gets runs of that many 64-byte segments written together (4096 columns: 8,
 512 bytes; 32768: 1, 64 bytes): how DRAM writes cost by the contiguous bytes a wave writes into
-each row.
+each row; and the same for reads (place "gather": the tiles read from their transposed positions
+and written in place; each record row names its place, a record without them is scatter).
 
     python -m tileroof.gpu.blockrate --out DIR [--mode bounce | rows | scatter | pair | widths]
 """
@@ -126,21 +127,27 @@ def block_tiles(G, cols, place="rows", D=1, dtype="float16"):
       - "scatter": tile (b % T, b // T) of B (cols x R), A being R x cols with R x cols = 8192 x 16384
         (the tile moved to its transposed position, its content not transposed);
       - "pair": tile w(b) = (b // 2D) 2D + 2 (b % D) + (b // D) % 2 of a B shaped like A: blocks b
-        and b + D (b // D even) write the two halves of the same 128-byte fp16 lines."""
+        and b + D (b // D even) write the two halves of the same 128-byte fp16 lines;
+      - "gather": scatter's mirror: block b reads tile (b % T, b // T) of A (cols x R) and writes tile
+        (b // T, b % T) of B (R x cols): the reads spread over many rows, the writes in place."""
     tiles = cols // 32
-    R = SCATTER_SHAPE[0] * SCATTER_SHAPE[1] // cols if place == "scatter" else 32 * (G // tiles)
+    spread = place in ("scatter", "gather")
+    R = SCATTER_SHAPE[0] * SCATTER_SHAPE[1] // cols if spread else 32 * (G // tiles)
+    in_shape = (cols, R) if place == "gather" else (R, cols)
     out_shape = (cols, R) if place == "scatter" else (R, cols)
 
     @T.prim_func
-    def tile_copy(A: T.Tensor((R, cols), dtype), B: T.Tensor(out_shape, dtype)):
+    def tile_copy(A: T.Tensor(in_shape, dtype), B: T.Tensor(out_shape, dtype)):
         with T.Kernel(G, threads=[32, 8]) as bx:
             tx = T.get_thread_binding(0)
             ty = T.get_thread_binding(1)
             w = (bx // (2 * D)) * (2 * D) + 2 * (bx % D) + (bx // D) % 2 if place == "pair" else bx
-            dst_r, dst_c = ((bx % tiles) * 32, (bx // tiles) * 32) if place == "scatter" else \
-                ((w // tiles) * 32, (w % tiles) * 32)
+            row_major = ((bx // tiles) * 32, (bx % tiles) * 32)
+            transposed = ((bx % tiles) * 32, (bx // tiles) * 32)
+            src_r, src_c = transposed if place == "gather" else row_major
+            dst_r, dst_c = transposed if place == "scatter" else ((w // tiles) * 32, (w % tiles) * 32)
             for j in T.serial(4):
-                B[dst_r + ty + j * 8, dst_c + tx] = A[(bx // tiles) * 32 + ty + j * 8, (bx % tiles) * 32 + tx]
+                B[dst_r + ty + j * 8, dst_c + tx] = A[src_r + ty + j * 8, src_c + tx]
 
     return tile_copy
 
@@ -284,8 +291,10 @@ def pair_main(a) -> int:
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     G = sms * 512
     values = SCATTER_WIDTHS if widths else PAIR_DISTANCES
+    places = ("scatter", "gather") if widths else ("pair",)
     if widths:
-        compiled = block_tiles.par_compile([dict(G=G, cols=c, place="scatter") for c in values], num_workers=16,
+        values = [(c, pl) for pl in places for c in SCATTER_WIDTHS]
+        compiled = block_tiles.par_compile([dict(G=G, cols=c, place=pl) for c, pl in values], num_workers=16,
                                            ignore_error=True)
     else:
         compiled = block_tiles.par_compile([dict(G=G, cols=PAIR_COLS, place="pair", D=d) for d in values],
@@ -296,39 +305,45 @@ def pair_main(a) -> int:
             if kern is None:
                 print(f"compile failed: {v}", flush=True)
                 continue
-            C = v if widths else PAIR_COLS
+            C, place = v if widths else (PAIR_COLS, "pair")
             tiles = C // 32
             if widths:
                 R = SCATTER_SHAPE[0] * SCATTER_SHAPE[1] // C
-                A = torch.randn(R, C, dtype=torch.float16, device="cuda")
-                B = torch.zeros(C, R, dtype=torch.float16, device="cuda")
+                A = torch.randn(*((R, C) if place == "scatter" else (C, R)), dtype=torch.float16, device="cuda")
+                B = torch.zeros(*((C, R) if place == "scatter" else (R, C)), dtype=torch.float16, device="cuda")
             else:
                 A = torch.randn(32 * (G // tiles), C, dtype=torch.float16, device="cuda")
                 B = torch.zeros_like(A)
             fn = lambda kern=kern, A=A, B=B: kern(A, B)       # noqa: E731
             fn()
             torch.cuda.synchronize()
-            a_t = A.view(-1, 32, tiles, 32).permute(0, 2, 1, 3).reshape(-1, 32, 32)
-            if widths:
+            if place == "gather":
+                a_t = A.view(tiles, 32, -1, 32).permute(2, 0, 1, 3).reshape(-1, 32, 32)
+                b_t = B.view(-1, 32, tiles, 32).permute(0, 2, 1, 3).reshape(-1, 32, 32)
+                ok = bool(torch.equal(b_t[:G], a_t[:G]))
+            elif place == "scatter":
+                a_t = A.view(-1, 32, tiles, 32).permute(0, 2, 1, 3).reshape(-1, 32, 32)
                 b_t = B.view(tiles, 32, -1, 32).permute(2, 0, 1, 3).reshape(-1, 32, 32)
                 ok = bool(torch.equal(b_t[:G], a_t[:G]))
             else:
+                a_t = A.view(-1, 32, tiles, 32).permute(0, 2, 1, 3).reshape(-1, 32, 32)
                 w = torch.as_tensor(pair_slots(G, v), device="cuda")
                 b_t = B.view(-1, 32, tiles, 32).permute(0, 2, 1, 3).reshape(-1, 32, 32)
                 ok = bool(torch.equal(b_t[w], a_t))
             st = time_events(fn)
             key = "cols" if widths else "D"
-            row = {key: v, "pass": rep, "G": G, "median_s": st["median_s"], "p10_s": st.get("p10_s"),
+            row = {key: C if widths else v, "pass": rep, "G": G, "median_s": st["median_s"], "p10_s": st.get("p10_s"),
                    "p90_s": st.get("p90_s"), "n": st.get("n"), "correct": ok,
                    "per_block_per_sm_s": st["median_s"] * sms / G}
             if widths:
-                row["wave_run_bytes"] = 64 * max(1, (8 * sms) // tiles)
+                row.update(place=place, wave_run_bytes=64 * max(1, (8 * sms) // tiles))
             results.append(row)
-            print(f"{key}={v:5d} pass {rep}: {st['median_s'] * 1e6:8.2f} us, "
+            print(f"{key}={row[key]:5d} {place} pass {rep}: {st['median_s'] * 1e6:8.2f} us, "
                   f"{st['median_s'] * sms / G * 1e9:6.1f} ns a block an SM, correct={ok}", flush=True)
             del A, B
     path = write_record(a.out, prov, t0, {"sm_count": sms, "mode": a.mode,
-                                          ("widths" if widths else "distances"): list(values),
+                                          ("widths" if widths else "distances"): list(SCATTER_WIDTHS if widths
+                                                                                       else values),
                                           "results": results}, __doc__)
     print(f"wrote {path}")
     return 0
