@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +26,8 @@ def main(argv=None) -> int:
     ap.add_argument("--device")
     a = ap.parse_args(argv)
     import tileroof
-    from tileroof.gpu.blockrate import SCATTER_SHAPE, block_bounce, block_tiles, block_touch
+    from tileroof.gpu.blockrate import PAIR_COLS, SCATTER_DTYPES, SCATTER_SHAPE, block_bounce, block_tiles, block_touch
+    from tileroof.score import percentile
     run = json.loads(a.run.read_text())
     prov = run["provenance"]
     dev = a.device or device_for(prov.get("gpu") or prov.get("smi_before", {}).get("gpu", ""))
@@ -36,11 +36,11 @@ def main(argv=None) -> int:
         print(f"{a.run.name} ({mode}, {prov.get('smi_before', {}).get('gpu')}), model on {dev}")
         key = "D" if mode == "pair" else "cols"
         for r in run["results"]:
-            f = (block_tiles.get_tir(G=r["G"], cols=16384, place="pair", D=r["D"]) if mode == "pair"
+            f = (block_tiles.get_tir(G=r["G"], cols=PAIR_COLS, place="pair", D=r["D"]) if mode == "pair"
                  else block_tiles.get_tir(G=r["G"], cols=r["cols"], place=r.get("place", "scatter")))
             t = tileroof.analyze(f, device=dev).timing.time_s
-            print(f"{key}={r[key]:5d} {r.get('place', '')} pass {r['pass']}: measured {r['median_s'] * 1e6:8.2f} us, modelled "
-                  f"{t * 1e6:8.2f} us ({t / r['median_s'] - 1:+.1%})")
+            print(f"{key}={r[key]:5d} {r.get('place', '')} pass {r['pass']}: measured {r['median_s'] * 1e6:8.2f} us, "
+                  f"modelled {t * 1e6:8.2f} us ({t / r['median_s'] - 1:+.1%})")
         return 0
 
     def kernel(g, row):
@@ -48,7 +48,7 @@ def main(argv=None) -> int:
             return block_tiles.get_tir(G=g, cols=row["pitch"])
         if mode == "scatter":
             return block_tiles.get_tir(G=g, cols=SCATTER_SHAPE[1], place="scatter",
-                                       dtype={2: "float16", 4: "float32"}[row.get("element_bytes", 2)])
+                                       dtype=SCATTER_DTYPES[row.get("element_bytes", 2)])
         jit = block_bounce if mode == "bounce" else block_touch
         return jit.get_tir(G=g, threads=row["threads"], per_thread=row["per_thread"])
     sms = run["sm_count"]
@@ -67,9 +67,9 @@ def main(argv=None) -> int:
         slope = np.polyfit([p[0] for p in pred_pts], [p[1] for p in pred_pts], 1)[0]
         print(f"{'':>22} interval a block a SM: measured {row['interval_s'] * 1e9:7.1f} ns, "
               f"modelled {slope * sms * 1e9:7.1f} ns")
-    abs_errs = sorted(abs(e) for e in errs)
-    print(f"{len(errs)} launches: |error| median {statistics.median(abs_errs):.1%}, "
-          f"p90 {abs_errs[int(0.9 * (len(abs_errs) - 1))]:.1%}, worst {abs_errs[-1]:.1%}")
+    abs_errs = [abs(e) for e in errs]
+    print(f"{len(errs)} launches: |error| median {percentile(abs_errs, 0.5):.1%}, "
+          f"p90 {percentile(abs_errs, 0.9):.1%}, worst {max(abs_errs):.1%}")
     return 0
 
 

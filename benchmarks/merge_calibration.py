@@ -34,8 +34,9 @@ What is written into src/tileroof/devices/profiles/<device>.toml, before its [fi
                                     warpgroups (its fixed cycles less the profile's gemm_iteration_cycles*)
   [measured.block_stream_gbps]     from a blockstream-*.json run (tileroof.gpu.blockstream): one block's
                                   stream rate with the rest of the GPU idle (derive.block_stream_entry)
-  [measured.block_start_interval_ns] from a blockrate-*.json run (tileroof.gpu.blockrate): one SM's interval
-                                  between block starts (derive.block_start_entry)
+  [measured.block_start_interval_ns] } from a blockrate-*.json touch run (tileroof.gpu.blockrate): one SM's
+  [measured.warp_start_interval_ns]  } interval between block starts, and between warp launches where a
+                                     } block's warps take longer (derive.block_start_entry)
   [measured.timing_flush_dirty_mb]      } from a flushwb-*.json run (tileroof.gpu.flushwb): the L2 lines the
   [measured.flush_writeback_ns_per_mb]  } harness's flush leaves dirty, what their write-back costs a timed
   [measured.dram_bandwidth_by_read_share] } kernel by its DRAM read share, DRAM bandwidth by read share

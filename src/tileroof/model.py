@@ -581,11 +581,8 @@ def block_chain(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy,
     allocated = mem.dram_read + mem.dram_write + mem.dirty_at_end
     wb_total = memory.flush_writeback(mem.dram_read, mem.dram_write + mem.dirty_at_end, dev.flush_dirty_bytes,
                                       dev.l2_bytes)
-    # the block's warps start one after another: its last warp runs the chain that much later;
-    # and an SM starts the first wave's blocks one after another too (blocks go to the SMs in
-    # turn, so the k-th block of an SM starts k block-start intervals after the launch)
+    # the block's warps start one after another: its last warp runs the chain that much later
     span = warp_launch_span(dev, occ.threads_per_block)
-    starts = (np.arange(n_first) // max(dev.sm_count, 1)) * block_start_interval(dev, occ.threads_per_block)
     first = np.full(n_first, span)
     alone = np.full(n_first, span)
     pipe = np.zeros(n_first)           # the block's co-resident blocks' time on the SM's shared pipe
@@ -632,7 +629,10 @@ def block_chain(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy,
     # shared wavefronts and shuffles (the Hadamard transforms' exchanges and shuffles, run 139);
     # while one block waits on its loads or a reduction, the others use the pipe
     if stream:
-        # a first-wave block that starts late still takes its own chain uncontended
+        # an SM starts the first wave's blocks one after another too (blocks go to the SMs in turn,
+        # so the k-th block of an SM starts k block-start intervals after the launch), and a late
+        # one still takes its own chain uncontended
+        starts = (np.arange(n_first) // max(dev.sm_count, 1)) * block_start_interval(dev, occ.threads_per_block)
         first = np.maximum(first, starts + alone)
     return first, (np.maximum(alone, pipe) if stream else None)
 

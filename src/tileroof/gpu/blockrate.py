@@ -152,6 +152,23 @@ def block_tiles(G, cols, place="rows", D=1, dtype="float16"):
     return tile_copy
 
 
+def _tiles(x):
+    """A matrix's 32 x 32 tiles, indexed [tile row, tile column]."""
+    r, c = x.shape
+    return x.view(r // 32, 32, c // 32, 32).permute(0, 2, 1, 3)
+
+
+def tiles_copied(A, B, place: str, G: int, D: int = 1) -> bool:
+    """Whether block_tiles(G, place, D) copied A's tiles where it should: B's tile w(b) (pair), its
+    transposed tile position (scatter) or its row-major one (rows, gather) holds A's tile b, read
+    from A's row-major (rows, scatter, pair) or transposed (gather) tile position."""
+    import torch
+    a_t = (_tiles(A).transpose(0, 1) if place == "gather" else _tiles(A)).reshape(-1, 32, 32)[:G]
+    b_t = (_tiles(B).transpose(0, 1) if place == "scatter" else _tiles(B)).reshape(-1, 32, 32)
+    slots = torch.as_tensor(pair_slots(G, D), device=B.device) if place == "pair" else slice(0, G)
+    return bool(torch.equal(b_t[slots], a_t))
+
+
 def pair_slots(G: int, D: int):
     """w(b) for every block (block_tiles' "pair" write permutation)."""
     import numpy as np
@@ -238,10 +255,7 @@ def main(argv=None) -> int:
         if rows_mode:
             ok = bool(torch.equal(B, A))
         elif scatter:
-            R, C = SCATTER_SHAPE
-            a_t = A.view(R // 32, 32, C // 32, 32).permute(0, 2, 1, 3).reshape(-1, 32, 32)
-            b_t = B.view(C // 32, 32, R // 32, 32).permute(2, 0, 1, 3).reshape(-1, 32, 32)
-            ok = bool(torch.equal(b_t[:p["G"]], a_t[:p["G"]]))
+            ok = tiles_copied(A, B, "scatter", p["G"])
         elif bounce:
             t_, k_ = p["threads"], p["per_thread"]
             ok = bool(torch.equal(B, A.view(p["G"], k_, t_).flip(-1).reshape(-1)))
@@ -317,19 +331,7 @@ def pair_main(a) -> int:
             fn = lambda kern=kern, A=A, B=B: kern(A, B)       # noqa: E731
             fn()
             torch.cuda.synchronize()
-            if place == "gather":
-                a_t = A.view(tiles, 32, -1, 32).permute(2, 0, 1, 3).reshape(-1, 32, 32)
-                b_t = B.view(-1, 32, tiles, 32).permute(0, 2, 1, 3).reshape(-1, 32, 32)
-                ok = bool(torch.equal(b_t[:G], a_t[:G]))
-            elif place == "scatter":
-                a_t = A.view(-1, 32, tiles, 32).permute(0, 2, 1, 3).reshape(-1, 32, 32)
-                b_t = B.view(tiles, 32, -1, 32).permute(2, 0, 1, 3).reshape(-1, 32, 32)
-                ok = bool(torch.equal(b_t[:G], a_t[:G]))
-            else:
-                a_t = A.view(-1, 32, tiles, 32).permute(0, 2, 1, 3).reshape(-1, 32, 32)
-                w = torch.as_tensor(pair_slots(G, v), device="cuda")
-                b_t = B.view(-1, 32, tiles, 32).permute(0, 2, 1, 3).reshape(-1, 32, 32)
-                ok = bool(torch.equal(b_t[w], a_t))
+            ok = tiles_copied(A, B, place, G, 1 if widths else v)
             st = time_events(fn)
             key = "cols" if widths else "D"
             row = {key: C if widths else v, "pass": rep, "G": G, "median_s": st["median_s"], "p10_s": st.get("p10_s"),
