@@ -848,10 +848,11 @@ class Walker:
             return None
         return int(abs(coef_total) * dtype_bytes(info.dtype))
 
-    def _lane_env(self, lanes: int) -> dict | None:
-        """Values of the environment for the first warp's `lanes` lanes of the first block: thread
-        indices as arrays over the lanes (x fastest), every other loop at its first value, arrays
-        over loop axes read at those coordinates.  None outside a launch with thread indices."""
+    def _lane_env(self, lanes: int, picks: dict | None = None) -> dict | None:
+        """Values of the environment for the first `lanes` threads of the first block: thread
+        indices as arrays over the lanes (x fastest), every other loop at its first value (or at
+        `picks`' offset from it: {var: offset}), arrays over loop axes read at those coordinates.
+        None outside a launch with thread indices."""
         axes = self.env.get(THREAD_AXES)
         if not axes or not any(a is not None for a in axes):
             return None
@@ -862,40 +863,91 @@ class Walker:
                 coords[loop.axis] = rest % ext
                 rest = rest // ext
         sub: dict = {THREAD_AXES: None}
+        picks = picks or {}
 
         def first(v):
             return v.reshape(-1)[0] if isinstance(v, np.ndarray) and v.size else v
         for var, val in self.env.items():
             if isinstance(val, LoopAxis):
-                sub[var] = coords[val.axis] if val.replicated and val.axis in coords else first(val.start)
+                sub[var] = (coords[val.axis] if val.replicated and val.axis in coords
+                            else first(val.start) + picks.get(var, 0))
             elif isinstance(val, np.ndarray) and val.size > 1:
                 sub[var] = val[tuple(coords[a] if a in coords and val.shape[a] > 1 else 0 for a in range(val.ndim))]
         return sub
 
+    # the serial-loop iterations a shared access's wavefronts are averaged over (per loop, evenly
+    # spaced values up to this many; in all, at most WAVEFRONT_COMBOS combinations)
+    WAVEFRONT_LOOP_SAMPLES = 8
+    WAVEFRONT_COMBOS = 32
+
+    def _wavefront_picks(self, skip) -> list:
+        """Offsets of the block's own serial loops (not thread or grid axes, not `skip`) at which a
+        shared access's lanes are evaluated: every value of a short loop, evenly spaced ones of a
+        long one, their combinations (at most WAVEFRONT_COMBOS, evenly chosen)."""
+        import itertools
+        loops = [(var, val) for var, val in self.env.items()
+                 if isinstance(val, LoopAxis) and not val.replicated and val.axis >= GRID_AXES and var is not skip]
+        values = []
+        for var, val in loops:
+            n = max(val.max_extent, 1)
+            k = min(n, self.WAVEFRONT_LOOP_SAMPLES)
+            values.append([(var, int(v)) for v in np.unique(np.linspace(0, n - 1, k).round().astype(np.int64))])
+        combos = [dict(c) for c in itertools.product(*values)] if values else [{}]
+        if len(combos) > self.WAVEFRONT_COMBOS:
+            combos = [combos[int(i)] for i in np.linspace(0, len(combos) - 1, self.WAVEFRONT_COMBOS).round()]
+        return combos
+
     def _warp_wavefronts(self, buffer, info, indices) -> float:
-        """Wavefronts one warp's access of shared `buffer` takes over its bytes / 128: the lanes'
-        addresses (the buffer's annotated layout applied: a swizzle), each lane `width` bytes (a
-        T.vectorized loop's elements, at most 16), split into phases of 128 bytes of lanes (32
-        lanes of 4 bytes, 16 of 8, 8 of 16); a phase takes as many wavefronts as the most distinct
-        4-byte words one of the 32 banks holds.  0.0 where the addresses cannot be worked out.
+        """Wavefronts one warp's access of shared `buffer` takes over its bytes / 128, averaged over
+        the block's warps and its serial loops' iterations (_wavefront_picks): the lanes' addresses
+        (the buffer's annotated layout applied: a swizzle), each lane `width` bytes (a T.vectorized
+        loop's elements, at most 16), split into phases of 128 bytes of lanes (32 lanes of 4 bytes,
+        16 of 8, 8 of 16); a phase takes as many wavefronts as the most distinct 4-byte words one of
+        the 32 banks holds.  0.0 where the addresses cannot be worked out.
         (Hadamard transform, blind2: the transposed read of rows (tx % 8) * 32 + tx / 8 under the
         128-byte XOR swizzle, eight lanes on one bank group -- Nsight's shared wavefronts and bank
-        conflicts match this count to 0.3 %.)"""
+        conflicts match this count to 0.3 %.  The padded fp16 transpose's read tile[tx, ty + 8 j]
+        of 33-wide rows is conflict-free at even rows and two-way at odd ones: warps and iterations
+        differ, so the first warp's first iteration alone does not tell.)"""
         size = dtype_bytes(info.dtype)
-        lanes = min(32, max(self.threads[0] * self.threads[1] * self.threads[2], 1))
-        vec = 1
+        if size < 1:                   # sub-byte elements (fp4): not worked out
+            return 0.0
+        nthreads = max(self.threads[0] * self.threads[1] * self.threads[2], 1)
+        lanes = min(32, nthreads)
+        block = min(nthreads, 1024) // lanes * lanes
+        vec, vec_var = 1, None
         if self.parallel_vars:
-            loop = self.env.get(self.parallel_vars[-1])
+            vec_var = self.parallel_vars[-1]
+            loop = self.env.get(vec_var)
             if isinstance(loop, LoopAxis) and not loop.replicated:
                 vec = max(loop.max_extent, 1)
         width = int(min(max(vec * size, size), 16))
-        sub = self._lane_env(lanes)
+        per_phase = max(1, min(lanes, 128 // width))
+        words = np.arange(max(width // 4, 1), dtype=np.int64)
+        total = count = 0
+        for picks in self._wavefront_picks(vec_var if vec > 1 else None):
+            addr = self._lane_addresses(buffer, info, indices, block, picks, vec_var if vec > 1 else None)
+            if addr is None:
+                return 0.0
+            for w0 in range(0, block, lanes):
+                for p0 in range(w0, w0 + lanes, per_phase):
+                    w = np.unique((addr[p0:p0 + per_phase, None] // 4 + words[None, :]).reshape(-1))
+                    total += int(np.bincount(w % 32, minlength=32).max())
+                count += 1
+        # over the bytes' own wavefronts (128 bytes each): a warp access of fewer bytes still takes a
+        # whole wavefront (32 lanes of 2-byte elements: 64 bytes, one wavefront, a factor of 2)
+        return float(total / count * 128 / (lanes * width))
+
+    def _lane_addresses(self, buffer, info, indices, lanes: int, picks: dict, vec_var):
+        """Byte offsets into shared `buffer` of the first `lanes` threads' access (serial loops at
+        `picks`), the buffer's layout applied; None where they cannot be worked out."""
+        sub = self._lane_env(lanes, picks)
         if sub is None:
-            return 0.0
+            return None
         try:
             ev = self.ev.child(sub)
-            if self.parallel_vars:
-                ev.env[self.parallel_vars[-1]] = 0 if vec > 1 else ev.env.get(self.parallel_vars[-1], 0)
+            if vec_var is not None:
+                ev.env[vec_var] = 0
             vals = [ev(i) if isinstance(i, tirx.PrimExpr) else int(i) for i in indices]
             shape = [int(d) for d in info.shape]
             layout = self.layouts.get(buffer.data)
@@ -909,19 +961,8 @@ class Walker:
             for v, d in zip(vals, shape):
                 offset = offset * d + np.broadcast_to(np.asarray(v, dtype=np.int64), (lanes,))
         except (DataDependent, ValueError, TypeError, IndexError, AttributeError, KeyError):
-            return 0.0
-        if size < 1:                   # sub-byte elements (fp4): not worked out
-            return 0.0
-        addr = offset * int(size)
-        per_phase = max(1, min(lanes, 128 // width))
-        words = np.arange(max(width // 4, 1), dtype=np.int64)
-        waves = 0
-        for p0 in range(0, lanes, per_phase):
-            w = np.unique((addr[p0:p0 + per_phase, None] // 4 + words[None, :]).reshape(-1))
-            waves += int(np.bincount(w % 32, minlength=32).max())
-        # over the bytes' own wavefronts (128 bytes each): a warp access of fewer bytes still takes a
-        # whole wavefront (32 lanes of 2-byte elements: 64 bytes, one wavefront, a factor of 2)
-        return float(waves * 128 / (lanes * width))
+            return None
+        return offset * int(dtype_bytes(info.dtype))
 
     def _grid_size(self) -> int:
         return self.grid[0] * self.grid[1] * self.grid[2]
