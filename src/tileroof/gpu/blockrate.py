@@ -42,8 +42,11 @@ With `--mode widths` the fp16 scatter runs at one G = SMs x 512 for A widths SCA
 same elements): the blocks resident at once (8 an SM) cover 8 x SMs / (width / 32) tile rows of
 A, so each row of B gets runs of that many 64-byte segments written together (4096 columns: 8,
 512 bytes; 32768: 1, 64 bytes): how DRAM writes cost by the contiguous bytes a wave writes into
-each row; and the same for reads (place "gather": the tiles read from their transposed positions
-and written in place; each record row names its place, a record without them is scatter).
+each row (256 columns: 132 segments, 8448 bytes); and the same for reads (place "gather": the
+tiles read from their transposed positions and written in place; each record row names its place,
+a record without them is scatter).  The first row of the record (place "rows", 16384 columns, the
+same G and bytes, whole lines in long runs) is the contiguous reference the others are priced
+against (merge_calibration: the DRAM time per byte over a stream's, by run length).
 
     python -m tileroof.gpu.blockrate --out DIR [--mode bounce | rows | scatter | pair | widths]
 """
@@ -114,7 +117,7 @@ SCATTER_SHAPE = (8192, 16384)
 SCATTER_ELEMENT_BYTES = (2, 4)
 SCATTER_DTYPES = {2: "float16", 4: "float32"}
 PAIR_DISTANCES = (1, 4, 16, 64, 256, 1024)
-SCATTER_WIDTHS = (2048, 4096, 8192, 16384, 32768)
+SCATTER_WIDTHS = (256, 512, 1024, 2048, 4096, 8192, 16384, 32768)
 PAIR_COLS = 16384
 
 
@@ -307,7 +310,8 @@ def pair_main(a) -> int:
     values = SCATTER_WIDTHS if widths else PAIR_DISTANCES
     places = ("scatter", "gather") if widths else ("pair",)
     if widths:
-        values = [(c, pl) for pl in places for c in SCATTER_WIDTHS]
+        # the contiguous reference first (place "rows", the same G and bytes), in the same call
+        values = [(PAIR_COLS, "rows")] + [(c, pl) for pl in places for c in SCATTER_WIDTHS]
         compiled = block_tiles.par_compile([dict(G=G, cols=c, place=pl) for c, pl in values], num_workers=16,
                                            ignore_error=True)
     else:
@@ -321,7 +325,10 @@ def pair_main(a) -> int:
                 continue
             C, place = v if widths else (PAIR_COLS, "pair")
             tiles = C // 32
-            if widths:
+            if widths and place == "rows":
+                A = torch.randn(32 * (G // tiles), C, dtype=torch.float16, device="cuda")
+                B = torch.zeros_like(A)
+            elif widths:
                 R = SCATTER_SHAPE[0] * SCATTER_SHAPE[1] // C
                 A = torch.randn(*((R, C) if place == "scatter" else (C, R)), dtype=torch.float16, device="cuda")
                 B = torch.zeros(*((C, R) if place == "scatter" else (R, C)), dtype=torch.float16, device="cuda")
@@ -338,7 +345,7 @@ def pair_main(a) -> int:
                    "p90_s": st.get("p90_s"), "n": st.get("n"), "correct": ok,
                    "per_block_per_sm_s": st["median_s"] * sms / G}
             if widths:
-                row.update(place=place, wave_run_bytes=64 * max(1, (8 * sms) // tiles))
+                row.update(place=place, wave_run_bytes=None if place == "rows" else 64 * max(1, (8 * sms) // tiles))
             results.append(row)
             print(f"{key}={row[key]:5d} {place} pass {rep}: {st['median_s'] * 1e6:8.2f} us, "
                   f"{st['median_s'] * sms / G * 1e9:6.1f} ns a block an SM, correct={ok}", flush=True)
