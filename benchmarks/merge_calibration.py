@@ -37,6 +37,9 @@ What is written into src/tileroof/devices/profiles/<device>.toml, before its [fi
   [measured.block_start_interval_ns] } from a blockrate-*.json touch run (tileroof.gpu.blockrate): one SM's
   [measured.warp_start_interval_ns]  } interval between block starts, and between warp launches where a
                                      } block's warps take longer (derive.block_start_entry)
+  [measured.dram_spread_write] } from a blockrate-*.json widths run with its contiguous reference: DRAM
+  [measured.dram_spread_read]  } time a byte written / read in runs of each length takes over a stream's
+                               } (derive.dram_spread_entries)
   [measured.timing_flush_dirty_mb]      } from a flushwb-*.json run (tileroof.gpu.flushwb): the L2 lines the
   [measured.flush_writeback_ns_per_mb]  } harness's flush leaves dirty, what their write-back costs a timed
   [measured.dram_bandwidth_by_read_share] } kernel by its DRAM read share, DRAM bandwidth by read share
@@ -122,6 +125,7 @@ def main(argv=None) -> int:
             return
         if run.get("schema") == "tileroof.blockrate/1":
             tables.update(derive.block_start_entry(run, _where(path, run)))
+            tables.update(derive.dram_spread_entries(run, _where(path, run)))
             return
         if run.get("schema") == "tileroof.flushwb/1":
             tables.update(derive.flushwb_entries(run, _where(path, run)))

@@ -42,7 +42,7 @@ With `--mode widths` the fp16 scatter runs at one G = SMs x 512 for A widths SCA
 same elements): the blocks resident at once (8 an SM) cover 8 x SMs / (width / 32) tile rows of
 A, so each row of B gets runs of that many 64-byte segments written together (4096 columns: 8,
 512 bytes; 32768: 1, 64 bytes): how DRAM writes cost by the contiguous bytes a wave writes into
-each row (256 columns: 132 segments, 8448 bytes); and the same for reads (place "gather": the
+each row (256 columns: 132 segments, 8448 bytes; 32 columns: 67584 bytes); and the same for reads (place "gather": the
 tiles read from their transposed positions and written in place; each record row names its place,
 a record without them is scatter).  The first row of the record (place "rows", 16384 columns, the
 same G and bytes, whole lines in long runs) is the contiguous reference the others are priced
@@ -117,7 +117,7 @@ SCATTER_SHAPE = (8192, 16384)
 SCATTER_ELEMENT_BYTES = (2, 4)
 SCATTER_DTYPES = {2: "float16", 4: "float32"}
 PAIR_DISTANCES = (1, 4, 16, 64, 256, 1024)
-SCATTER_WIDTHS = (256, 512, 1024, 2048, 4096, 8192, 16384, 32768)
+SCATTER_WIDTHS = (32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768)
 PAIR_COLS = 16384
 
 
@@ -299,6 +299,7 @@ def pair_main(a) -> int:
     second pass after all D, for drift of the GPU's state)."""
     import torch
 
+    from .derive import widths_wave_run_bytes
     from .provenance import base_provenance, write_record
     from .timing import time_events
     prov = base_provenance("blockrate", touch_gpu=True)
@@ -345,7 +346,7 @@ def pair_main(a) -> int:
                    "p90_s": st.get("p90_s"), "n": st.get("n"), "correct": ok,
                    "per_block_per_sm_s": st["median_s"] * sms / G}
             if widths:
-                row.update(place=place, wave_run_bytes=None if place == "rows" else 64 * max(1, (8 * sms) // tiles))
+                row.update(place=place, wave_run_bytes=widths_wave_run_bytes(C, place, sms))
             results.append(row)
             print(f"{key}={row[key]:5d} {place} pass {rep}: {st['median_s'] * 1e6:8.2f} us, "
                   f"{st['median_s'] * sms / G * 1e9:6.1f} ns a block an SM, correct={ok}", flush=True)

@@ -689,3 +689,66 @@ def integer_alu_share_entry(record: dict, where: str) -> dict:
         "method": "Nsight Compute smsp__inst_executed_pipe_alu over alu + fmaheavy (warp instructions) of the "
                   f"{len(shares)} cases run with the per-pipe counters ({', '.join(shares)}), median "
                   f"(tileroof.gpu.derive.integer_alu_share_entry) [{where}]"}}
+
+
+TILE_BLOCKS_PER_SM = 8      # blockrate's block_tiles: 256 threads a block, 2048 a Hopper SM
+TILE_BYTES = 32 * 32 * 2    # ... each block copies one 32 x 32 fp16 tile
+
+
+def widths_wave_run_bytes(cols: int, place: str, sms: int) -> int:
+    """The contiguous run a wave of blockrate's block_tiles (TILE_BLOCKS_PER_SM blocks on each of
+    `sms` SMs) sweeps in its spread matrix: "scatter" / "gather" with A `cols` wide, the wave's
+    8 x sms blocks cover that many tiles of A in row-major order, (cols / 32) a row of tiles, so each
+    row of the transposed matrix gets one 64-byte segment from each row of tiles the wave covers;
+    "rows", every tile in place, one span of the wave's bytes."""
+    wave = TILE_BLOCKS_PER_SM * sms
+    if place == "rows":
+        return wave * TILE_BYTES
+    return 64 * max(1, wave // (cols // 32))
+
+
+def dram_spread_entries(run: dict, where: str) -> dict:
+    """dram_spread_write / dram_spread_read from a blockrate --mode widths run that holds its
+    contiguous reference (place "rows": the same grid and bytes, whole lines in one span a wave):
+    per run length of the spread side (widths_wave_run_bytes), the DRAM time a byte of that side
+    takes over the reference's, k = 2 T / T_ref - 1 (each launch reads and writes the same bytes,
+    only one side spread: T = (R + k W) / bw against (R + W) / bw), median over the passes; the
+    reference closes the curve at 1 at the run the memory model sees of it (2 x LONG_RUN_BYTES)."""
+    if run.get("mode") != "widths":
+        return {}
+    rows = run.get("results", [])
+    ref = [r["median_s"] for r in rows if r.get("place") == "rows" and r.get("correct", True)]
+    if not ref:
+        return {}
+    t_ref = statistics.median(ref)
+    from ..memory import LONG_RUN_BYTES
+    sms = run.get("sm_count") or run["provenance"].get("sm_count")
+    span = widths_wave_run_bytes(0, "rows", sms)
+    # the reference sweeps one span a wave; of a long span the memory model sees a band of whole
+    # rows of 2 x LONG_RUN_BYTES (memory._wave_union), so the curve closes at 1 there
+    long_run = min(span, 2 * LONG_RUN_BYTES)
+    out = {}
+    for place, key, side in (("scatter", "dram_spread_write", "writes"), ("gather", "dram_spread_read", "reads")):
+        by_cols: dict = {}
+        for r in rows:
+            if r.get("place", "scatter") == place and r.get("correct", True):
+                by_cols.setdefault(r["cols"], []).append(r["median_s"])
+        if not by_cols:
+            continue
+        pts = sorted((widths_wave_run_bytes(c, place, sms), round(2 * statistics.median(t) / t_ref - 1, 4))
+                     for c, t in by_cols.items())
+        # a width whose wave covers many rows of tiles gives the same runs as a narrower one: keep the
+        # widest run once, and close the curve at the reference's run
+        curve = [list(p) for p in pts if p[0] < long_run] + [[long_run, 1.0]]
+        seen = "; ".join(f"{c} columns: {statistics.median(t) * 1e6:.2f} us" for c, t in sorted(by_cols.items()))
+        out[key] = {
+            "value": curve, "unit": "[contiguous run bytes, DRAM time a byte over a stream's]",
+            "method": (f"tileroof.gpu.blockrate --mode widths: SMs x 512 blocks each copy a 32 x 32 fp16 tile, their "
+                       f"{side} placed at the tile's transposed position ({place}) in an A of each width, the other "
+                       f"side in place; the wave's {TILE_BLOCKS_PER_SM} x SMs blocks sweep runs of 64 B x the rows of "
+                       f"tiles they cover in each row of the spread matrix; k = 2 T / T_ref - 1 against the same "
+                       f"launch with both sides in place (T_ref {t_ref * 1e6:.2f} us, one span of {span} B a "
+                       f"wave; the curve closes at 1 at {long_run} B, the longest run the memory model tells apart: "
+                       f"between the longest measured spread run and it the curve is interpolated, not measured), medians over the passes ({seen}) [{where}]")}
+    return out
+
