@@ -48,7 +48,13 @@ a record without them is scatter).  The first row of the record (place "rows", 1
 same G and bytes, whole lines in long runs) is the contiguous reference the others are priced
 against (merge_calibration: the DRAM time per byte over a stream's, by run length).
 
-    python -m tileroof.gpu.blockrate --out DIR [--mode bounce | rows | scatter | pair | widths]
+With `--mode pieces` the same for blocks whose row pieces are 64 (fp16 tiles 32 wide), 128, 256
+and 512 bytes (fp32 tiles 32 x 32 `wide`, wide 1 / 2 / 4; SMs x 512 / wide blocks): A widths of 1,
+4, 16, 64, 256 and 1024 tiles a row, so the wave covers 1056 ... 1 rows of tiles (on 132 SMs) and
+writes runs of that many pieces into each row; each piece with its own contiguous reference.  Does
+what a short run costs depend on the run alone, or on how many bytes of a row one block moves?
+
+    python -m tileroof.gpu.blockrate --out DIR [--mode bounce | rows | scatter | pair | widths | pieces]
 """
 
 import argparse
@@ -118,26 +124,32 @@ SCATTER_ELEMENT_BYTES = (2, 4)
 SCATTER_DTYPES = {2: "float16", 4: "float32"}
 PAIR_DISTANCES = (1, 4, 16, 64, 256, 1024)
 SCATTER_WIDTHS = (32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768)
+WIDTHS_PIECES = (("float16", 1),)
+# --mode pieces: each block's row piece 64 (fp16 x 32), 128, 256, 512 bytes (fp32 x 32 wide)
+PIECES = (("float16", 1), ("float32", 1), ("float32", 2), ("float32", 4))
 PAIR_COLS = 16384
 
 
 @tilelang.jit
-def block_tiles(G, cols, place="rows", D=1, dtype="float16"):
+def block_tiles(G, cols, place="rows", D=1, dtype="float16", wide=1):
     """G blocks of 32 x 8 threads; block b copies tile (b // T, b % T) of a row-major matrix A of
-    `cols` columns (T = cols / 32 tiles a row of tiles), row ty + 8 j of the tile by thread row ty,
-    j < 4, to B at
+    `cols` columns (tiles of 32 rows x 32 `wide` columns, T = cols / (32 wide) tiles a row of
+    tiles), row ty + 8 j of the tile by thread row ty, j < 4, columns tx + 32 i, i < wide, to B at
       - "rows": the same tile of a B shaped like A (A has 32 G / T rows);
-      - "scatter": tile (b % T, b // T) of B (cols x R), A being R x cols with R x cols = 8192 x 16384
-        (the tile moved to its transposed position, its content not transposed);
+      - "scatter": tile (b % T, b // T) of B (32 T x E / (32 T)), A being R x cols with R x cols = E =
+        8192 x 16384 (the tile moved to its transposed position in the grid of tiles, its content not
+        transposed; with square tiles B is cols x R);
       - "pair": tile w(b) = (b // 2D) 2D + 2 (b % D) + (b // D) % 2 of a B shaped like A: blocks b
         and b + D (b // D even) write the two halves of the same 128-byte fp16 lines;
-      - "gather": scatter's mirror: block b reads tile (b % T, b // T) of A (cols x R) and writes tile
-        (b // T, b % T) of B (R x cols): the reads spread over many rows, the writes in place."""
-    tiles = cols // 32
+      - "gather": scatter's mirror: block b reads tile (b % T, b // T) of A (32 T x E / (32 T)) and
+        writes tile (b // T, b % T) of B (R x cols): the reads spread over many rows, the writes in place."""
+    tw = 32 * wide
+    tiles = cols // tw
     spread = place in ("scatter", "gather")
     R = SCATTER_SHAPE[0] * SCATTER_SHAPE[1] // cols if spread else 32 * (G // tiles)
-    in_shape = (cols, R) if place == "gather" else (R, cols)
-    out_shape = (cols, R) if place == "scatter" else (R, cols)
+    moved = (32 * tiles, R * cols // (32 * tiles))
+    in_shape = moved if place == "gather" else (R, cols)
+    out_shape = moved if place == "scatter" else (R, cols)
 
     @T.prim_func
     def tile_copy(A: T.Tensor(in_shape, dtype), B: T.Tensor(out_shape, dtype)):
@@ -145,29 +157,31 @@ def block_tiles(G, cols, place="rows", D=1, dtype="float16"):
             tx = T.get_thread_binding(0)
             ty = T.get_thread_binding(1)
             w = (bx // (2 * D)) * (2 * D) + 2 * (bx % D) + (bx // D) % 2 if place == "pair" else bx
-            row_major = ((bx // tiles) * 32, (bx % tiles) * 32)
-            transposed = ((bx % tiles) * 32, (bx // tiles) * 32)
+            row_major = ((bx // tiles) * 32, (bx % tiles) * tw)
+            transposed = ((bx % tiles) * 32, (bx // tiles) * tw)
             src_r, src_c = transposed if place == "gather" else row_major
-            dst_r, dst_c = transposed if place == "scatter" else ((w // tiles) * 32, (w % tiles) * 32)
+            dst_r, dst_c = transposed if place == "scatter" else ((w // tiles) * 32, (w % tiles) * tw)
             for j in T.serial(4):
-                B[dst_r + ty + j * 8, dst_c + tx] = A[src_r + ty + j * 8, src_c + tx]
+                for i in T.serial(wide):
+                    B[dst_r + ty + j * 8, dst_c + tx + 32 * i] = A[src_r + ty + j * 8, src_c + tx + 32 * i]
 
     return tile_copy
 
 
-def _tiles(x):
-    """A matrix's 32 x 32 tiles, indexed [tile row, tile column]."""
+def _tiles(x, tw: int = 32):
+    """A matrix's 32 x tw tiles, indexed [tile row, tile column]."""
     r, c = x.shape
-    return x.view(r // 32, 32, c // 32, 32).permute(0, 2, 1, 3)
+    return x.view(r // 32, 32, c // tw, tw).permute(0, 2, 1, 3)
 
 
-def tiles_copied(A, B, place: str, G: int, D: int = 1) -> bool:
-    """Whether block_tiles(G, place, D) copied A's tiles where it should: B's tile w(b) (pair), its
-    transposed tile position (scatter) or its row-major one (rows, gather) holds A's tile b, read
-    from A's row-major (rows, scatter, pair) or transposed (gather) tile position."""
+def tiles_copied(A, B, place: str, G: int, D: int = 1, wide: int = 1) -> bool:
+    """Whether block_tiles(G, place, D, wide) copied A's tiles where it should: B's tile w(b) (pair),
+    its transposed tile position (scatter) or its row-major one (rows, gather) holds A's tile b,
+    read from A's row-major (rows, scatter, pair) or transposed (gather) tile position."""
     import torch
-    a_t = (_tiles(A).transpose(0, 1) if place == "gather" else _tiles(A)).reshape(-1, 32, 32)[:G]
-    b_t = (_tiles(B).transpose(0, 1) if place == "scatter" else _tiles(B)).reshape(-1, 32, 32)
+    tw = 32 * wide
+    a_t = (_tiles(A, tw).transpose(0, 1) if place == "gather" else _tiles(A, tw)).reshape(-1, 32, tw)[:G]
+    b_t = (_tiles(B, tw).transpose(0, 1) if place == "scatter" else _tiles(B, tw)).reshape(-1, 32, tw)
     slots = torch.as_tensor(pair_slots(G, D), device=B.device) if place == "pair" else slice(0, G)
     return bool(torch.equal(b_t[slots], a_t))
 
@@ -205,9 +219,10 @@ def fit_rows(times: dict, sms: int) -> list:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, required=True)
-    ap.add_argument("--mode", choices=("touch", "bounce", "rows", "scatter", "pair", "widths"), default="touch")
+    ap.add_argument("--mode", choices=("touch", "bounce", "rows", "scatter", "pair", "widths", "pieces"),
+                    default="touch")
     a = ap.parse_args(argv)
-    if a.mode in ("pair", "widths"):
+    if a.mode in ("pair", "widths", "pieces"):
         return pair_main(a)
     bounce, rows_mode, scatter = a.mode == "bounce", a.mode == "rows", a.mode == "scatter"
     threads_set, per_set = ((BOUNCE_THREADS, BOUNCE_PER_THREAD) if bounce else (ROWS_PITCHES, (4,)) if rows_mode
@@ -295,65 +310,71 @@ def main(argv=None) -> int:
 
 
 def pair_main(a) -> int:
-    """--mode pair: one launch of SMs x 512 blocks per line-partner distance D, timed twice (the
-    second pass after all D, for drift of the GPU's state)."""
+    """--mode pair / widths / pieces: one launch of SMs x 512 blocks (/ wide) per line-partner
+    distance D or per (piece, width, place), timed twice (the second pass after all of them, for
+    drift of the GPU's state)."""
     import torch
 
     from .derive import widths_wave_run_bytes
     from .provenance import base_provenance, write_record
     from .timing import time_events
     prov = base_provenance("blockrate", touch_gpu=True)
-    widths = a.mode == "widths"
+    widths = a.mode in ("widths", "pieces")
     prov["mode"] = a.mode
     t0 = time.time()
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     G = sms * 512
-    values = SCATTER_WIDTHS if widths else PAIR_DISTANCES
-    places = ("scatter", "gather") if widths else ("pair",)
     if widths:
-        # the contiguous reference first (place "rows", the same G and bytes), in the same call
-        values = [(PAIR_COLS, "rows")] + [(c, pl) for pl in places for c in SCATTER_WIDTHS]
-        compiled = block_tiles.par_compile([dict(G=G, cols=c, place=pl) for c, pl in values], num_workers=16,
-                                           ignore_error=True)
+        # per piece (dtype, wide): the contiguous reference first (place "rows", the same G and
+        # bytes), then each width scattered and gathered, all in the same call
+        pieces = WIDTHS_PIECES if a.mode == "widths" else PIECES
+        values = []
+        for dtype, wide in pieces:
+            cols = SCATTER_WIDTHS if a.mode == "widths" else [32 * wide * 4 ** i for i in range(6)]
+            values += [dict(G=G // wide, cols=PAIR_COLS, place="rows", dtype=dtype, wide=wide)]
+            values += [dict(G=G // wide, cols=c, place=pl, dtype=dtype, wide=wide)
+                       for pl in ("scatter", "gather") for c in cols]
     else:
-        compiled = block_tiles.par_compile([dict(G=G, cols=PAIR_COLS, place="pair", D=d) for d in values],
-                                           num_workers=16, ignore_error=True)
+        values = [dict(G=G, cols=PAIR_COLS, place="pair", D=d) for d in PAIR_DISTANCES]
+    compiled = block_tiles.par_compile(values, num_workers=16, ignore_error=True)
     results = []
     for rep in range(2):
         for v, kern in zip(values, compiled):
             if kern is None:
                 print(f"compile failed: {v}", flush=True)
                 continue
-            C, place = v if widths else (PAIR_COLS, "pair")
-            tiles = C // 32
-            if widths and place == "rows":
-                A = torch.randn(32 * (G // tiles), C, dtype=torch.float16, device="cuda")
-                B = torch.zeros_like(A)
-            elif widths:
+            C, place, g, wide = v["cols"], v["place"], v["G"], v.get("wide", 1)
+            dt = getattr(torch, v.get("dtype", "float16"))
+            tiles = C // (32 * wide)
+            if place in ("scatter", "gather"):
                 R = SCATTER_SHAPE[0] * SCATTER_SHAPE[1] // C
-                A = torch.randn(*((R, C) if place == "scatter" else (C, R)), dtype=torch.float16, device="cuda")
-                B = torch.zeros(*((C, R) if place == "scatter" else (R, C)), dtype=torch.float16, device="cuda")
+                moved = (32 * tiles, R * C // (32 * tiles))
+                A = torch.randn(*((R, C) if place == "scatter" else moved), device="cuda").to(dt)
+                B = torch.zeros(*(moved if place == "scatter" else (R, C)), dtype=dt, device="cuda")
             else:
-                A = torch.randn(32 * (G // tiles), C, dtype=torch.float16, device="cuda")
+                A = torch.randn(32 * (g // tiles), C, device="cuda").to(dt)
                 B = torch.zeros_like(A)
             fn = lambda kern=kern, A=A, B=B: kern(A, B)       # noqa: E731
             fn()
             torch.cuda.synchronize()
-            ok = tiles_copied(A, B, place, G, 1 if widths else v)
+            ok = tiles_copied(A, B, place, g, v.get("D", 1), wide)
             st = time_events(fn)
             key = "cols" if widths else "D"
-            row = {key: C if widths else v, "pass": rep, "G": G, "median_s": st["median_s"], "p10_s": st.get("p10_s"),
-                   "p90_s": st.get("p90_s"), "n": st.get("n"), "correct": ok,
-                   "per_block_per_sm_s": st["median_s"] * sms / G}
+            row = {key: C if widths else v["D"], "pass": rep, "G": g, "median_s": st["median_s"],
+                   "p10_s": st.get("p10_s"), "p90_s": st.get("p90_s"), "n": st.get("n"), "correct": ok,
+                   "per_block_per_sm_s": st["median_s"] * sms / g}
             if widths:
-                row.update(place=place, wave_run_bytes=widths_wave_run_bytes(C, place, sms))
+                eb = A.element_size()
+                row.update(place=place, dtype=v["dtype"], wide=wide, piece_bytes=32 * wide * eb,
+                           wave_run_bytes=widths_wave_run_bytes(C, place, sms, wide, eb))
             results.append(row)
-            print(f"{key}={row[key]:5d} {place} pass {rep}: {st['median_s'] * 1e6:8.2f} us, "
-                  f"{st['median_s'] * sms / G * 1e9:6.1f} ns a block an SM, correct={ok}", flush=True)
+            print(f"{key}={row[key]:6d} {place} {v.get('dtype', 'float16')} x{wide} pass {rep}: "
+                  f"{st['median_s'] * 1e6:8.2f} us, {st['median_s'] * sms / g * 1e9:6.1f} ns a block an SM, "
+                  f"correct={ok}", flush=True)
             del A, B
     path = write_record(a.out, prov, t0, {"sm_count": sms, "mode": a.mode,
-                                          ("widths" if widths else "distances"): list(SCATTER_WIDTHS if widths
-                                                                                       else values),
+                                          ("widths" if widths else "distances"): sorted({v.get("cols") if widths
+                                                                                         else v["D"] for v in values}),
                                           "results": results}, __doc__)
     print(f"wrote {path}")
     return 0

@@ -692,19 +692,20 @@ def integer_alu_share_entry(record: dict, where: str) -> dict:
 
 
 TILE_BLOCKS_PER_SM = 8      # blockrate's block_tiles: 256 threads a block, 2048 a Hopper SM
-TILE_BYTES = 32 * 32 * 2    # ... each block copies one 32 x 32 fp16 tile
 
 
-def widths_wave_run_bytes(cols: int, place: str, sms: int) -> int:
+def widths_wave_run_bytes(cols: int, place: str, sms: int, wide: int = 1, element_bytes: int = 2) -> int:
     """The contiguous run a wave of blockrate's block_tiles (TILE_BLOCKS_PER_SM blocks on each of
-    `sms` SMs) sweeps in its spread matrix: "scatter" / "gather" with A `cols` wide, the wave's
-    8 x sms blocks cover that many tiles of A in row-major order, (cols / 32) a row of tiles, so each
-    row of the transposed matrix gets one 64-byte segment from each row of tiles the wave covers;
-    "rows", every tile in place, one span of the wave's bytes."""
+    `sms` SMs) sweeps in its spread matrix: "scatter" / "gather" with A `cols` wide in tiles of
+    32 x 32 `wide` elements, the wave's 8 x sms blocks cover that many tiles of A in row-major
+    order, cols / (32 wide) a row of tiles, so each row of the moved matrix gets one piece of
+    32 wide elements from each row of tiles the wave covers; "rows", every tile in place, one span
+    of the wave's bytes."""
     wave = TILE_BLOCKS_PER_SM * sms
+    piece = 32 * wide * element_bytes
     if place == "rows":
-        return wave * TILE_BYTES
-    return 64 * max(1, wave // (cols // 32))
+        return wave * 32 * piece
+    return piece * max(1, wave // (cols // (32 * wide)))
 
 
 def dram_spread_entries(run: dict, where: str) -> dict:
