@@ -32,15 +32,20 @@ def main(argv=None) -> int:
     prov = run["provenance"]
     dev = a.device or device_for(prov.get("gpu") or prov.get("smi_before", {}).get("gpu", ""))
     mode = run.get("mode", "touch")
-    if mode in ("pair", "widths"):
+    if mode in ("pair", "widths", "pieces"):
         print(f"{a.run.name} ({mode}, {prov.get('smi_before', {}).get('gpu')}), model on {dev}")
         key = "D" if mode == "pair" else "cols"
+        errs = []
         for r in run["results"]:
             f = (block_tiles.get_tir(G=r["G"], cols=PAIR_COLS, place="pair", D=r["D"]) if mode == "pair"
-                 else block_tiles.get_tir(G=r["G"], cols=r["cols"], place=r.get("place", "scatter")))
+                 else block_tiles.get_tir(G=r["G"], cols=r["cols"], place=r.get("place", "scatter"),
+                                          dtype=r.get("dtype", "float16"), wide=r.get("wide", 1)))
             t = tileroof.analyze(f, device=dev).timing.time_s
-            print(f"{key}={r[key]:5d} {r.get('place', '')} pass {r['pass']}: measured {r['median_s'] * 1e6:8.2f} us, "
-                  f"modelled {t * 1e6:8.2f} us ({t / r['median_s'] - 1:+.1%})")
+            errs.append(t / r["median_s"] - 1)
+            print(f"{key}={r[key]:6d} {r.get('place', '')} {r.get('dtype', '')} x{r.get('wide', 1)} pass {r['pass']}: "
+                  f"measured {r['median_s'] * 1e6:8.2f} us, modelled {t * 1e6:8.2f} us ({errs[-1]:+.1%})")
+        abs_errs = [abs(e) for e in errs]
+        print(f"|error| median {np.median(abs_errs):.1%}, p90 {percentile(abs_errs, 90):.1%} over {len(errs)} launches")
         return 0
 
     def kernel(g, row):

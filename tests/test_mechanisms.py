@@ -1617,3 +1617,103 @@ def test_serial_loop_blocks_hide_each_others_tile_waits():
     lat = devices.load("h200").fitted["load_latency_s"]
     assert latency < lat + compute / 2          # far below latency + the whole SM's compute
     assert p["iteration_s"] == pytest.approx(max(compute, latency, p["terms_s"]["l2"]))
+
+
+def test_wave_union_by_hand():
+    """Two boxes side by side over rows 0-1 of an 8 x 16 buffer: one 8-element run a row; boxes
+    of whole rows: one run over both rows."""
+    lo = [np.array([0, 0]), np.array([0, 4])]
+    hi = [np.array([2, 2]), np.array([4, 8])]
+    segs, piece = memory._wave_union(lo, hi, (8, 16))
+    assert sorted(segs.tolist()) == [8, 8] and piece == 4
+    lo = [np.array([0, 1]), np.array([0, 0])]
+    hi = [np.array([1, 3]), np.array([16, 16])]
+    segs, piece = memory._wave_union(lo, hi, (8, 16))
+    assert segs.tolist() == [48] and piece == 24          # whole rows: 16 and 32 contiguous, median 24
+    # the same two boxes as one block's two ops (per_block 2): the block's piece spans both, 8; two
+    # blocks with two boxes each, the second block's apart (columns 0-4 and 8-12): 8 and 8 -> 8
+    lo = [np.array([0, 0]), np.array([0, 4])]
+    hi = [np.array([2, 2]), np.array([4, 8])]
+    assert memory._wave_union(lo, hi, (8, 16), per_block=2)[1] == 8
+    lo = [np.array([0, 0, 2, 2]), np.array([0, 4, 0, 8])]
+    hi = [np.array([2, 2, 4, 4]), np.array([4, 8, 4, 12])]
+    assert memory._wave_union(lo, hi, (8, 16), per_block=2)[1] == 8
+
+
+def test_wave_runs_scatter_by_hand():
+    """blockrate's block_tiles(G=64, cols=256, "scatter"): 8 tiles a row of A (R x 256, R = 524288).
+    With 16 slots the middle wave (w = 64 // 16 // 2 = 2) is blocks 32-47, tile rows 4 and 5 of A:
+    rows 128-191 whole, one run of 64 x 256 x 2 = 32768 bytes; block b writes tile (b % 8, b // 8)
+    of B (256 x R), so each of B's 256 rows gets tile columns 4 and 5: one run of 64 x 2 = 128
+    bytes a row, as derive.widths_wave_run_bytes says of a wave covering two rows of tiles."""
+    from tileroof.gpu.blockrate import block_tiles
+    tr = walk(block_tiles.get_tir(G=64, cols=256, place="scatter"))
+    runs = memory.wave_runs(tr, 16, np.arange(64))
+    (ra, a, pa), (rb, b, pb) = runs[0]
+    assert (ra, rb) == ("read", "write")
+    assert a.tolist() == [32768]
+    assert b.tolist() == [128] * 256
+    assert pa == pb == 64                       # each block: 32 fp16 elements of each row
+    assert derive.widths_wave_run_bytes(256, "scatter", 2) == 128      # 8 x 2 blocks = 2 rows of tiles
+
+
+def test_spread_factor_by_hand():
+    curve = ((64, 64, 1.2), (64, 1024, 1.1), (64, 65536, 1.0))
+    # 256 bytes: halfway between 64 and 1024 in log2 -> halfway between 1.2 and 1.1
+    assert model.spread_factor(curve, [256]) == pytest.approx(1.15)
+    # byte-weighted over runs: (64 x 1.2 + 1024 x 1.1) / 1088
+    assert model.spread_factor(curve, [64, 1024]) == pytest.approx((64 * 1.2 + 1024 * 1.1) / 1088)
+    assert model.spread_factor(curve, [16]) == pytest.approx(1.2)          # held at the ends
+    assert model.spread_factor(curve, [1 << 20]) == pytest.approx(1.0)
+    assert model.spread_factor((), [64]) == 1.0
+    # a second piece size: 256-byte pieces cost 1.04 at 1024-byte runs; 128-byte pieces lie
+    # halfway in log2 between the two curves: (1.1 + 1.04) / 2
+    two = curve + ((256, 1024, 1.04), (256, 65536, 1.0))
+    assert model.spread_factor(two, [1024], 128) == pytest.approx(1.07)
+    assert model.spread_factor(two, [1024], 16) == pytest.approx(1.1)      # held at the smallest piece
+    # beyond the largest measured piece the excess shrinks as 1 / piece: 0.04 x 256 / 4096
+    assert model.spread_factor(two, [1024], 4096) == pytest.approx(1.0025)
+    assert model.spread_factor(curve, [64], 512) == pytest.approx(1.025)    # 0.2 x 64 / 512
+
+
+def test_dram_time_spread_by_hand():
+    """Reads and writes each at their spread factor: (R + 1.2 W) / bw."""
+    dev = replace(devices.load("h200"), flush_dirty_bytes=0.0)
+    t, wb = model.dram_time(1e9, 1e9, dev, 0.0, (1.0, 1.2))
+    assert wb == 0
+    assert t == pytest.approx(2.2e9 / dev.dram_bw)
+
+
+def test_dram_spread_entries_by_hand():
+    """A widths run: reference 100 us; the scatter at 2048 columns 110 us -> writes of 1024-byte
+    runs (a wave of 8 x 132 blocks over 64 tiles a row: 16 rows of tiles) cost k = 2 x 1.1 - 1 = 1.2;
+    the gather at 32768 columns 130 us -> reads of 64-byte runs 1.6; both curves close at 1 at the
+    run the memory model sees of the reference's span (a band of 2 x LONG_RUN_BYTES)."""
+    res = [{"place": "rows", "cols": 16384, "median_s": 100e-6},
+           {"place": "scatter", "cols": 2048, "median_s": 110e-6},
+           {"place": "gather", "cols": 32768, "median_s": 130e-6}]
+    run = {"mode": "widths", "sm_count": 132, "results": res, "provenance": {}}
+    out = derive.dram_spread_entries(run, "test")
+    assert out["dram_spread_write"]["value"] == [[64, 1024, 1.2], [64, 2 * memory.LONG_RUN_BYTES, 1.0]]
+    assert out["dram_spread_read"]["value"] == [[64, 64, 1.6], [64, 2 * memory.LONG_RUN_BYTES, 1.0]]
+    # a pieces run: fp32 tiles 32 x 64 (256-byte pieces) against their own reference
+    more = [{"place": "rows", "cols": 16384, "median_s": 200e-6, "piece_bytes": 256, "wide": 2},
+            {"place": "scatter", "cols": 16384, "median_s": 210e-6, "piece_bytes": 256, "wide": 2}]
+    out = derive.dram_spread_entries({**run, "mode": "pieces", "results": res + more}, "test")
+    # 8 x 132 blocks over 16384 / 64 = 256 tiles a row: 4 rows of tiles, runs of 4 x 256 bytes; 2 x 1.05 - 1
+    assert out["dram_spread_write"]["value"] == [[64, 1024, 1.2], [64, 2 * memory.LONG_RUN_BYTES, 1.0],
+                                                 [256, 1024, 1.1], [256, 2 * memory.LONG_RUN_BYTES, 1.0]]
+    assert derive.dram_spread_entries({**run, "mode": "touch"}, "test") == {}
+
+
+def test_dram_spread_profile_reproduces_run_154():
+    """The profile's spread curves are derive.dram_spread_entries of the committed widths run (H100,
+    run 154) and the model prices a transpose's 64-byte writes dearer than its whole-line reads."""
+    prof = devices._read(devices.profiles_dir() / "h200.toml")["measured"]
+    run = json.loads((REPO / "benchmarks/results/h100/blockrate-20261206T195201Z.json").read_text())
+    out = derive.dram_spread_entries(run, "x")
+    for key in ("dram_spread_read", "dram_spread_write"):
+        assert out[key]["value"] == prof[key]["value"]
+    dev = devices.load("h200")
+    assert model.spread_factor(dev.dram_spread_write, [64], 64) > 1.15
+    assert model.spread_factor(dev.dram_spread_read, [2 * memory.LONG_RUN_BYTES], 64) == pytest.approx(1.0)

@@ -82,6 +82,12 @@ class MemoryEstimate:
     # the kernel's writes still dirty in L2 when it ends (not in dram_write): they allocated L2
     # lines like the rest, evicting what the cache held before
     dirty_at_end: int = 0
+    # DRAM time a read / written byte takes over a contiguous stream's, by the runs the waves'
+    # accesses make (model.spread_costs: wave_runs against the device's measured spread curves);
+    # per op (read, write), and the kernel's, weighted by the ops' global bytes
+    spread_read: float = 1.0
+    spread_write: float = 1.0
+    op_spread: tuple = ()
 
     @property
     def l2_slice_read(self) -> int:
@@ -149,6 +155,156 @@ def _keys_per_block(op, grid_shape: tuple):
             ids = spread.reshape(-1)
             key = ids if key is None else key * (int(ids.max()) + 1) + ids
     return np.zeros(int(np.prod(grid_shape)), dtype=np.int64) if key is None else key
+
+
+# a wave's pieces of one operand enumerated at most (beyond, a band of rows: _wave_union)
+WAVE_RUN_PIECES = 1 << 12
+# runs this long are whole streams to the DRAM: a band of rows is cut no shorter than twice this
+LONG_RUN_BYTES = 1 << 16
+
+
+def _wave_union(lo: list, hi: list, shape: tuple, long_run: int = 0, per_block: int = 1) -> tuple[np.ndarray, int]:
+    """(the lengths (elements) of the contiguous segments that make up the union of boxes
+    [lo_d, hi_d) in a row-major buffer of `shape`, the blocks' median piece: the contiguous
+    elements one block covers in each of its rows) (lo, hi: per dimension, one value per box, each
+    block's `per_block` boxes one after another); a band of rows cut to bound the work keeps at
+    least 2 x `long_run` elements of whole rows."""
+    nd = len(shape)
+    # the innermost dimension some block covers only in part: every dimension inside it is whole,
+    # so a block's box is Π (outer extents) pieces of (its extent there) x (the inner dimensions)
+    k = nd - 1
+    while k > 0 and not np.any(lo[k] > 0) and not np.any(hi[k] < shape[k]):
+        k -= 1
+    inner = int(np.prod(shape[k + 1:], dtype=np.int64)) if k + 1 < nd else 1
+    lo, hi = list(lo), list(hi)
+    nbox = len(lo[0])
+    ext = [np.maximum(hi[j] - lo[j], 0) for j in range(k)]
+    pieces = np.ones(nbox, dtype=np.int64)
+    for e in ext:
+        pieces *= e
+    # a block's boxes side by side in a row (a RoPE's two halves): their span, at most their sum
+    b_lo, b_hi = (np.where(pieces > 0, v, -1).reshape(-1, per_block) for v in (lo[k], hi[k]))
+    live = b_hi > b_lo
+    span = np.where(live, b_hi, 0).max(1) - np.where(live, b_lo, np.iinfo(np.int64).max).min(1)
+    widths = np.minimum(span, np.where(live, b_hi - b_lo, 0).sum(1))[live.any(1)] * inner
+    piece = int(np.median(widths)) if widths.size else 0
+    if k and pieces.sum() > WAVE_RUN_PIECES:
+        # too many: a band of rows of the next outer dimension, from the first row of the wave's
+        # middle box (a GEMM's B: every block sweeps all K rows of its columns, and a band of them
+        # shows the same runs; the wave's first and last rows of tiles may be partial ones; a
+        # transpose's wave may cover some columns of its output in one more row of tiles than the
+        # rest, and the band then sees one of the two run lengths: 3 x 64 or 2 x 64 bytes, which
+        # cost the DRAM alike)
+        band = max(WAVE_RUN_PIECES // max(int(pieces.sum() // max(int(ext[k - 1].sum()), 1)), 1) // nbox,
+                   -(-2 * long_run // (shape[k] * inner)), 1)
+        first = lo[k - 1][nbox // 2]
+        lo[k - 1] = np.maximum(lo[k - 1], first)
+        hi[k - 1] = np.minimum(hi[k - 1], first + band)
+    return _wave_segments(lo, hi, shape, k, WAVE_RUN_PIECES), piece
+
+
+def _wave_segments(lo: list, hi: list, shape: tuple, k: int, limit: int) -> np.ndarray:
+    """_wave_union's segments for boxes that are whole inside dimension k, enumerating at most
+    `limit` pieces (the boxes' first ones in their order)."""
+    nd = len(shape)
+    inner = int(np.prod(shape[k + 1:], dtype=np.int64)) if k + 1 < nd else 1
+    strides = [int(np.prod(shape[j + 1:], dtype=np.int64)) for j in range(nd)]
+    nbox = len(lo[0])
+    ext = [np.maximum(hi[j] - lo[j], 0) for j in range(k)]
+    pieces = np.ones(nbox, dtype=np.int64)
+    for e in ext:
+        pieces *= e
+    width = np.maximum(hi[k] - lo[k], 0) * inner
+    keep = (pieces > 0) & (width > 0)
+    if not keep.any():
+        return np.zeros(0, dtype=np.int64)
+    pieces = np.where(keep, pieces, 0)
+    ends = np.cumsum(pieces)
+    cut = int(np.searchsorted(ends, limit, side="right"))
+    if cut < nbox:
+        pieces = pieces.copy()
+        pieces[cut:] = 0
+        if cut == 0:                                # one block alone: its first pieces
+            pieces[0] = limit
+    total = int(pieces.sum())
+    owner = np.repeat(np.arange(nbox), pieces)
+    local = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(pieces) - pieces, pieces)
+    start = lo[k][owner] * inner
+    for j in range(k - 1, -1, -1):             # the piece's outer indices, innermost first
+        e = ext[j][owner]
+        start = start + (lo[j][owner] + local % np.maximum(e, 1)) * strides[j]
+        local = local // np.maximum(e, 1)
+    length = width[owner]
+    order = np.argsort(start, kind="stable")
+    start, end = start[order], start[order] + length[order]
+    reach = np.maximum.accumulate(end)
+    new = np.empty(total, dtype=bool)
+    new[:1] = True
+    new[1:] = start[1:] > reach[:-1]
+    seg_start = start[new]
+    seg_end = np.maximum.reduceat(end, np.flatnonzero(new))
+    return seg_end - seg_start
+
+
+def _at_blocks(v, coords: tuple) -> np.ndarray:
+    """A per-block value (a number, or an array over the leading grid axes (z, y, x) like
+    Operand.block_start's) at the blocks whose (z, y, x) coordinates are `coords`."""
+    v = np.asarray(v, dtype=np.int64)
+    if not v.ndim:
+        return np.full(coords[0].shape, int(v), dtype=np.int64)
+    # an axis of one (the value the same along it) indexed at 0 for every block
+    return v[tuple(c if n > 1 else np.zeros_like(c) for c, n in zip(coords, v.shape))]
+
+
+def wave_runs(trace: KernelTrace, slots: int, order=None) -> tuple:
+    """Per op, per global operand it reads or writes: (access, run bytes, piece bytes) -- the
+    lengths in bytes (an int64 array) of the contiguous runs of the buffer that the blocks resident
+    together (the middle full wave of `slots` blocks in launch order) sweep in it over their whole
+    life (Operand.block_range), and the contiguous bytes one of them sweeps in each row it touches
+    (the median block's); None, 0 where the ranges are not known.  A transpose's write of 32 x 32
+    fp16 tiles whose wave covers two tile columns of B writes runs of 2 x 64 bytes in pieces of 64;
+    a GEMM's A, each block sweeping whole rows, one run the size of its wave's rows.  What short
+    runs and pieces cost the DRAM is the time model's (model.spread_costs)."""
+    gx, gy, gz = trace.grid
+    nblocks = gx * gy * gz
+    order = launch_order(trace) if order is None else order
+    slots = max(1, min(int(slots), nblocks))
+    w = max(nblocks // slots, 1) // 2
+    blocks = order[w * slots:(w + 1) * slots]
+    coords = np.unravel_index(blocks, (gz, gy, gx))
+    # every operand of one buffer on one side (reads, writes) together: the DRAM sees the kernel's
+    # accesses, not one op's (a RoPE reads a row's two halves in two ops)
+    groups: dict = {}
+    for rec in trace.ops:
+        for op in rec.operands:
+            if op.scope == GLOBAL and op.access in ("read", "write", "readwrite"):
+                groups.setdefault((op.buffer, op.access == "write"), []).append(op)
+    found = {key: _operand_runs(ops, trace.buffers.get(key[0]), coords) for key, ops in groups.items()}
+    out = []
+    for rec in trace.ops:
+        out.append(tuple((op.access, *found[(op.buffer, op.access == "write")]) for op in rec.operands
+                         if op.scope == GLOBAL and op.access in ("read", "write", "readwrite")))
+    return tuple(out)
+
+
+def _operand_runs(ops: list, buf, coords) -> tuple:
+    """wave_runs' (run bytes, piece bytes) of operands `ops` of one buffer at the wave's blocks
+    `coords` (their boxes together); (None, 0) where one of them has no known ranges."""
+    boxes = [op.block_range for op in ops]
+    if buf is None or any(b is None or len(b) != len(buf.shape) or any(np.ndim(v) > 3 for pair in b for v in pair)
+                          for b in boxes):
+        return None, 0
+    shape = tuple(int(d) for d in buf.shape)
+    # distinct boxes once (the same ranges in several ops)
+    uniq = list({tuple((np.shape(v), np.asarray(v).tobytes()) for pair in b for v in pair): b for b in boxes}.values())
+    # block-major (a block's boxes side by side), so that a cut to the first pieces keeps whole blocks
+    lo = [np.stack([np.clip(_at_blocks(b[d][0], coords), 0, shape[d]) for b in uniq], axis=1).ravel()
+          for d in range(len(shape))]
+    hi = [np.stack([np.clip(_at_blocks(b[d][1], coords), 0, shape[d]) for b in uniq], axis=1).ravel()
+          for d in range(len(shape))]
+    size = int(dtype_bytes(ops[0].dtype)) or 1
+    segs, piece = _wave_union(lo, hi, shape, LONG_RUN_BYTES // size, len(uniq))
+    return (segs * size if len(segs) else None), piece * size
 
 
 def loop_sharer_groups(trace: KernelTrace) -> np.ndarray | None:

@@ -22,8 +22,9 @@ Pure functions, no I/O.
 """
 from __future__ import annotations
 
+import functools
 import heapq
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -589,13 +590,14 @@ def block_chain(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy,
     stream = dev.fitted.get("block_stream_bps", 0.0)
     per_sm = resident_blocks(trace, dev, occ)
     loading = False                    # the previous op read global memory (its loads are in flight)
-    for rec, oc in zip(trace.ops, counts.ops):
+    op_spread = mem.op_spread if len(mem.op_spread) == len(trace.ops) else ((1.0, 1.0),) * len(trace.ops)
+    for rec, oc, (kr, kw) in zip(trace.ops, counts.ops, op_spread):
         execs = rec.per_block[wave]
         share = execs / rec.executions if rec.executions else np.zeros(n_first)
         rd = oc.bytes.get((GLOBAL, "read"), 0) + oc.excess.get(("global", "sector_waste"), 0)
         wr = oc.bytes.get((GLOBAL, "write"), 0) + oc.bytes.get((GLOBAL, "atomic"), 0)
         dram = rd * f_miss + wr
-        t_dram = dram / dev.dram_bw
+        t_dram = (rd * f_miss * kr + wr * kw) / dev.dram_bw
         if wb_total and dram and allocated:
             t_dram += wb_total * dram / allocated * writeback_cost_per_byte(dev, rd * f_miss / dram)
         moved = max(t_dram, (rd + wr) / dev.l2_bw if dev.l2_bw else 0.0)
@@ -1316,6 +1318,11 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
     order = memory.launch_order(trace)
     tile_mem, *others = memory.estimates(trace, slots, dev.l2_bytes, dev.l2_partitions, dev.l2_hit_curve, states,
                                          order)
+    if dev.dram_spread_read or dev.dram_spread_write:
+        # what the runs the waves sweep cost the DRAM, the same in every memory state
+        kr, kw, op_spread = spread_costs(trace, counts, dev, memory.wave_runs(trace, slots, order), tile_mem)
+        tile_mem, *others = (replace(m, spread_read=kr, spread_write=kw, op_spread=op_spread)
+                             for m in (tile_mem, *others))
     apart = others.pop(0) if stagger else None
     drifted = others
     mem = spill_memory(trace, counts, dev, occ, tile_mem)
@@ -1363,6 +1370,13 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
                           f"pipelines) blocks sharing a tile reach it too far apart and DRAM traffic rises to "
                           f"{dram_if_drifting / 1e9:.2f} GB; a swizzled launch order (T.use_swizzle) keeps sharers together")
     assumptions = list(mem.assumptions)
+    if max(mem.spread_read, mem.spread_write) > 1.005:
+        src = dev.sources.get("dram_spread_write", "")
+        gpu = next((g for g in ("H100", "H200", "A100", "B200") if f"NVIDIA {g}" in src), None)
+        assumptions.append(
+            f"the waves read / write global memory in short runs across many rows (memory.wave_runs): a byte "
+            f"costs the DRAM {mem.spread_read:.3f} / {mem.spread_write:.3f} x a stream's (tileroof.gpu.blockrate "
+            f"--mode widths / pieces{', measured on an ' + gpu if gpu else ''})")
     if drift_note:
         assumptions.append(drift_note)
     if apart_note and not drifting:
@@ -1510,16 +1524,98 @@ def timing_floor(dev: Device) -> float:
     return dev.timing_floor_s or dev.launch_s
 
 
-def dram_time(dram_read: float, dram_write: float, dev: Device, dirty_at_end: float = 0.0) -> tuple[float, float]:
+def spread_factor(curve: tuple, runs, piece: float = 64.0) -> float:
+    """DRAM time per byte over a contiguous stream's, for bytes moved in contiguous `runs` (bytes
+    each, an array) by blocks that each move `piece` contiguous bytes of a row: each run's factor
+    read off the device's measured table ((piece bytes, run bytes, factor), tileroof.gpu.blockrate
+    --mode widths / pieces) by linear interpolation in log2 of the run length on the curve of each
+    measured piece (held at its ends), then in log2 of the piece between the two curves around it;
+    a piece smaller than the smallest measured one costs as that one, a larger piece than the
+    largest its excess over 1 scaled by largest / piece: a short run's cost is the DRAM row
+    activations it needs, one a piece where the pieces of a row come apart in time, amortised over
+    the piece's bytes (run 148 on the H100: the fp32 scatter's 128-byte pieces +5.5 % over a
+    contiguous copy where the fp16 scatter's 64-byte ones +10.6 %); the runs' factors averaged over
+    their bytes."""
+    runs = np.asarray(runs, dtype=np.float64)
+    if not curve or not runs.size or runs.sum() <= 0:
+        return 1.0
+    curves = _spread_curves(curve)
+    x = np.log2(np.maximum(runs, 1.0))
+    sizes = [c[0] for c in curves]
+    piece = float(piece) or sizes[0]
+    lp = np.log2(min(max(piece, sizes[0]), sizes[-1]))
+    i = int(np.searchsorted(np.log2(sizes), lp, side="right")) - 1
+    i = min(max(i, 0), len(curves) - 1)
+    f = np.interp(x, curves[i][1], curves[i][2])
+    if i + 1 < len(curves):
+        t = (lp - np.log2(sizes[i])) / (np.log2(sizes[i + 1]) - np.log2(sizes[i]))
+        f = (1 - t) * f + t * np.interp(x, curves[i + 1][1], curves[i + 1][2])
+    if piece > sizes[-1]:
+        f = 1.0 + (f - 1.0) * sizes[-1] / piece
+    return float((f * runs).sum() / runs.sum())
+
+
+@functools.lru_cache(maxsize=16)
+def _spread_curves(curve: tuple) -> tuple:
+    """A spread table's curves: per piece size (ascending), (piece, log2 runs, factors), runs ascending."""
+    out = []
+    for p in sorted({c[0] for c in curve}):
+        pts = sorted((c[1], c[2]) for c in curve if c[0] == p)
+        out.append((p, np.log2([r for r, _ in pts]), np.array([f for _, f in pts])))
+    return tuple(out)
+
+
+def spread_costs(trace: KernelTrace, counts: Counts, dev: Device, runs: tuple, mem) -> tuple:
+    """(read factor, write factor, per op (read factor, write factor)): what a byte read / written
+    costs the DRAM over a contiguous stream's, from the runs the wave's blocks sweep in each global
+    buffer and the pieces each block moves (memory.wave_runs) against the device's measured tables
+    (dram_spread_read / _write, spread_factor); a buffer the wave sweeps in one piece is a stream.
+    An op's factor is its operands' weighted by their elements' bytes; the launch's, its buffers'
+    weighted by their DRAM bytes (`mem`'s per_operand).  A transpose whose wave writes 64-byte
+    pieces in runs of 64 bytes into many rows pays ~1.2x a stream's DRAM time for its writes on the
+    H100 (run 154); runs of a few KiB and up ~1.1x, where the table closes at 1 at the same probe's
+    contiguous reference."""
+    ops = []
+    by_buffer: dict = {}
+    for rec, op_runs in zip(trace.ops, runs):
+        acc = {"read": [0.0, 0.0], "write": [0.0, 0.0]}
+        glob = [o for o in rec.operands if o.scope == GLOBAL and o.access in ("read", "write", "readwrite")]
+        for o, (access, r, piece) in zip(glob, op_runs):
+            w = float(o.elements) * dtype_bytes(o.dtype)
+            for side in ("read", "write"):
+                if side not in access or not w:
+                    continue
+                curve = dev.dram_spread_read if side == "read" else dev.dram_spread_write
+                f = spread_factor(curve, r, piece) if r is not None and len(r) > 1 else 1.0
+                by_buffer[(o.buffer, side)] = f
+                acc[side][0] += w * f
+                acc[side][1] += w
+        ops.append(tuple(a[0] / a[1] if a[1] else 1.0 for a in (acc["read"], acc["write"])))
+    dram: dict = {}
+    for t in mem.per_operand:
+        side = "write" if t.note.startswith("write-back") else "read"
+        dram[(t.buffer, side)] = dram.get((t.buffer, side), 0.0) + float(t.dram)
+    tot = {"read": [0.0, 0.0], "write": [0.0, 0.0]}
+    for (buf, side), f in by_buffer.items():
+        d = dram.get((buf, side), 0.0)
+        tot[side][0] += d * f
+        tot[side][1] += d
+    kr, kw = (t[0] / t[1] if t[1] else 1.0 for t in (tot["read"], tot["write"]))
+    return kr, kw, tuple(ops)
+
+
+def dram_time(dram_read: float, dram_write: float, dev: Device, dirty_at_end: float = 0.0,
+              spread: tuple = (1.0, 1.0)) -> tuple[float, float]:
     """(seconds, flush bytes written back) of a launch's DRAM traffic under do_bench-style timing:
-    its bytes at the copy bandwidth, plus the write-back of the dirty lines the harness's flush left
-    and the launch evicts (memory.flush_writeback), at the cost per byte flushwb measured for the
-    launch's read share: written back into a read stream a byte costs most (0.29 ns/kB: the bus
-    turns around), into a write stream nearly nothing."""
+    its bytes at the copy bandwidth (each side times its spread factor, spread_costs: reads and
+    writes in short runs across many rows cost more), plus the write-back of the dirty lines the
+    harness's flush left and the launch evicts (memory.flush_writeback), at the cost per byte flushwb
+    measured for the launch's read share: written back into a read stream a byte costs most (0.29
+    ns/kB: the bus turns around), into a write stream nearly nothing."""
     total = float(dram_read) + float(dram_write)
     if not total or not dev.dram_bw:
         return 0.0, 0.0
-    t = total / dev.dram_bw
+    t = (float(dram_read) * spread[0] + float(dram_write) * spread[1]) / dev.dram_bw
     wb = memory.flush_writeback(dram_read, dram_write + dirty_at_end, dev.flush_dirty_bytes, dev.l2_bytes)
     if wb:
         t += wb * writeback_cost_per_byte(dev, float(dram_read) / total)
@@ -1609,7 +1705,8 @@ def _timed(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, pipe
     else:
         assumptions.append(f"{dev.name}: no L2 bandwidth in the catalog, L2 not timed")
     if dev.dram_bw:
-        res["dram"], _ = dram_time(mem.dram_read, mem.dram_write, dev, mem.dirty_at_end)
+        res["dram"], _ = dram_time(mem.dram_read, mem.dram_write, dev, mem.dirty_at_end,
+                                   (mem.spread_read, mem.spread_write))
     # atomics execute in the L2 slices: many threads hitting a small table serialise on its lines
     atomics = _atomic_ops(trace)
     if atomics:

@@ -85,6 +85,10 @@ class Operand:
     wavefront_factor: float = 0.0
     # accessed by element code (per-thread loads and stores), not by a tile op
     element: bool = False
+    # per dimension, the [lo, hi) each block sweeps over all its loops and threads (numbers, or
+    # arrays over the grid axes like block_start's); None when not worked out (global buffers only):
+    # the memory model's wave runs (memory.wave_runs) read it
+    block_range: tuple | None = None
 
 
 @dataclass(frozen=True)

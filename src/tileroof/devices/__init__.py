@@ -169,6 +169,11 @@ class Device:
     atomic_rate_contended: float = 0.0    # atomics/s onto a small table that lives in L2 (histogram)
     flush_dirty_bytes: float = 0.0        # L2 lines the timing harness's flush (zero_) leaves dirty
     flush_writeback_cost: tuple = ()      # ((read share of a kernel's DRAM bytes, seconds per byte written back), ...)
+    # ((piece bytes, run bytes, DRAM time per byte over a contiguous stream's), ...): reads / writes
+    # that a wave makes in runs of that length across many rows, each block moving pieces of that
+    # many contiguous bytes of a row (tileroof.gpu.blockrate --mode widths / pieces)
+    dram_spread_read: tuple = ()
+    dram_spread_write: tuple = ()
     store_request_s: float = 0.0          # an SM's time per L2 write request of an accumulator stored from its fragment
     store_queue_requests: float = 0.0     # ... of which a block's first this many cost it nothing (queued)
     # share of integer bit work the compiler leaves on the integer (ALU) pipe; the rest it issues as
@@ -256,6 +261,9 @@ def _apply(fields: dict, specs: dict, sources: dict, cites: dict | None) -> None
         elif key == "flush_writeback_ns_per_mb":
             fields["flush_writeback_cost"] = tuple((float(r), float(ns) * 1e-15) for r, ns in value)
             sources["flush_writeback_cost"] = cite
+        elif key in ("dram_spread_read", "dram_spread_write"):
+            fields[key] = tuple((float(p), float(b), float(f)) for p, b, f in value)
+            sources[key] = cite
         elif key == "coresidency_nows":
             fields["coresidency_nows"] = tuple((float(b), float(g)) for b, g in value)
             sources["coresidency_nows"] = cite

@@ -709,47 +709,52 @@ def widths_wave_run_bytes(cols: int, place: str, sms: int, wide: int = 1, elemen
 
 
 def dram_spread_entries(run: dict, where: str) -> dict:
-    """dram_spread_write / dram_spread_read from a blockrate --mode widths run that holds its
-    contiguous reference (place "rows": the same grid and bytes, whole lines in one span a wave):
-    per run length of the spread side (widths_wave_run_bytes), the DRAM time a byte of that side
-    takes over the reference's, k = 2 T / T_ref - 1 (each launch reads and writes the same bytes,
-    only one side spread: T = (R + k W) / bw against (R + W) / bw), median over the passes; the
-    reference closes the curve at 1 at the run the memory model sees of it (2 x LONG_RUN_BYTES)."""
-    if run.get("mode") != "widths":
-        return {}
-    rows = run.get("results", [])
-    ref = [r["median_s"] for r in rows if r.get("place") == "rows" and r.get("correct", True)]
-    if not ref:
-        return {}
-    t_ref = statistics.median(ref)
+    """dram_spread_write / dram_spread_read from a blockrate --mode widths or pieces run that holds
+    its contiguous references (place "rows": the same grid and bytes, whole lines in one span a
+    wave): per piece (the contiguous bytes of a row one block moves: 32 x wide elements) and run
+    length of the spread side (widths_wave_run_bytes), the DRAM time a byte of that side takes over
+    the reference's, k = 2 T / T_ref - 1 (each launch reads and writes the same bytes, only one side
+    spread: T = (R + k W) / bw against (R + W) / bw), median over the passes; each piece's curve
+    closes at 1 at the run the memory model sees of its reference (2 x LONG_RUN_BYTES)."""
     from ..memory import LONG_RUN_BYTES
+    if run.get("mode") not in ("widths", "pieces"):
+        return {}
+    rows = [r for r in run.get("results", []) if r.get("correct", True)]
     sms = run.get("sm_count") or run["provenance"].get("sm_count")
-    span = widths_wave_run_bytes(0, "rows", sms)
-    # the reference sweeps one span a wave; of a long span the memory model sees a band of whole
-    # rows of 2 x LONG_RUN_BYTES (memory._wave_union), so the curve closes at 1 there
-    long_run = min(span, 2 * LONG_RUN_BYTES)
+    long_run = 2 * LONG_RUN_BYTES
+
+    def piece(r):
+        return r.get("piece_bytes", 64)
+
+    refs: dict = {}
+    for r in rows:
+        if r.get("place") == "rows":
+            refs.setdefault(piece(r), []).append(r["median_s"])
     out = {}
     for place, key, side in (("scatter", "dram_spread_write", "writes"), ("gather", "dram_spread_read", "reads")):
-        by_cols: dict = {}
+        by: dict = {}
         for r in rows:
-            if r.get("place", "scatter") == place and r.get("correct", True):
-                by_cols.setdefault(r["cols"], []).append(r["median_s"])
-        if not by_cols:
+            if r.get("place", "scatter") == place and piece(r) in refs:
+                by.setdefault((piece(r), r["cols"], r.get("wide", 1), r.get("piece_bytes", 64) // (32 * r.get("wide", 1))),
+                              []).append(r["median_s"])
+        if not by:
             continue
-        pts = sorted((widths_wave_run_bytes(c, place, sms), round(2 * statistics.median(t) / t_ref - 1, 4))
-                     for c, t in by_cols.items())
-        # a width whose wave covers many rows of tiles gives the same runs as a narrower one: keep the
-        # widest run once, and close the curve at the reference's run
-        curve = [list(p) for p in pts if p[0] < long_run] + [[long_run, 1.0]]
-        seen = "; ".join(f"{c} columns: {statistics.median(t) * 1e6:.2f} us" for c, t in sorted(by_cols.items()))
+        curve, seen = [], []
+        for p in sorted({k[0] for k in by}):
+            t_ref = statistics.median(refs[p])
+            pts = sorted((widths_wave_run_bytes(c, place, sms, w, eb), round(2 * statistics.median(t) / t_ref - 1, 4))
+                         for (pp, c, w, eb), t in by.items() if pp == p)
+            curve += [[p, b, f] for b, f in pts if b < long_run] + [[p, long_run, 1.0]]
+            seen.append(f"{p}-byte pieces, T_ref {t_ref * 1e6:.2f} us: " + ", ".join(
+                f"{c} columns {statistics.median(t) * 1e6:.2f}" for (pp, c, w, eb), t in sorted(by.items()) if pp == p))
         out[key] = {
-            "value": curve, "unit": "[contiguous run bytes, DRAM time a byte over a stream's]",
-            "method": (f"tileroof.gpu.blockrate --mode widths: SMs x 512 blocks each copy a 32 x 32 fp16 tile, their "
-                       f"{side} placed at the tile's transposed position ({place}) in an A of each width, the other "
-                       f"side in place; the wave's {TILE_BLOCKS_PER_SM} x SMs blocks sweep runs of 64 B x the rows of "
-                       f"tiles they cover in each row of the spread matrix; k = 2 T / T_ref - 1 against the same "
-                       f"launch with both sides in place (T_ref {t_ref * 1e6:.2f} us, one span of {span} B a "
-                       f"wave; the curve closes at 1 at {long_run} B, the longest run the memory model tells apart: "
-                       f"between the longest measured spread run and it the curve is interpolated, not measured), medians over the passes ({seen}) [{where}]")}
+            "value": curve, "unit": "[piece bytes, contiguous run bytes, DRAM time a byte over a stream's]",
+            "method": (f"tileroof.gpu.blockrate --mode {run.get('mode')}: SMs x 512 / wide blocks each copy a 32 x 32 wide "
+                       f"tile (its rows' pieces 32 wide elements), their {side} placed at the tile's transposed "
+                       f"position in the grid of tiles ({place}) in an A of each width, the other side in place; the "
+                       f"wave's {TILE_BLOCKS_PER_SM} x SMs blocks sweep runs of a piece x the rows of tiles they cover "
+                       f"in each row of the moved matrix; k = 2 T / T_ref - 1 against the same launch with both sides "
+                       f"in place (one span a wave); each piece's curve closes at 1 at {long_run} B, the run the "
+                       f"memory model sees of the reference (between the longest measured spread run and it the curve "
+                       f"is interpolated, not measured); medians over the passes, us ({'; '.join(seen)}) [{where}]")}
     return out
-

@@ -38,8 +38,8 @@ def copy(w, call, m, kind="copy"):
     args = call.args[:]                 # the arguments as a list, read from TVM in one pass
     src, s_starts, s_ext, _ = w.region(args[0])
     dst, d_starts, d_ext, _ = w.region(args[1])
-    s_n, s_key = w.tile_elements(src, s_starts, s_ext, m)
-    d_n, d_key = w.tile_elements(dst, d_starts, d_ext, m)
+    s_n, s_key, s_box = w.tile_elements(src, s_starts, s_ext, m)
+    d_n, d_key, d_box = w.tile_elements(dst, d_starts, d_ext, m)
     # the global side decides what moves: edge tiles read fewer elements (the rest of the shared
     # tile is zero-filled, still written) and write only the in-bounds part
     if src.scope == GLOBAL and dst.scope != GLOBAL:
@@ -51,8 +51,8 @@ def copy(w, call, m, kind="copy"):
     if src.scope == GLOBAL:
         w.mark_pipelined(dst)
     operands = (
-        Operand(src.name, src.scope, src.dtype, "read", tuple(s_ext), s_n, s_key),
-        Operand(dst.name, dst.scope, dst.dtype, "write", tuple(d_ext), d_n, d_key),
+        Operand(src.name, src.scope, src.dtype, "read", tuple(s_ext), s_n, s_key, block_range=s_box),
+        Operand(dst.name, dst.scope, dst.dtype, "write", tuple(d_ext), d_n, d_key, block_range=d_box),
     )
     attrs = {"src_scope": src.scope, "dst_scope": dst.scope, "tile_elements": _prod(s_ext)}
     w.record(kind, f"{kind} {src.name} -> {dst.name}", m, operands, attrs)
@@ -112,9 +112,9 @@ def _record_gemm(w, m, kind, label, operands, abc, mnk, trans_a, trans_b, policy
 
 def fill(w, call, m):
     dst, starts, ext, _ = w.region(call.args[0])
-    n, key = w.tile_elements(dst, starts, ext, m)
+    n, key, box = w.tile_elements(dst, starts, ext, m)
     w.record("fill", f"fill {dst.name}", m,
-             (Operand(dst.name, dst.scope, dst.dtype, "write", tuple(ext), n, key),))
+             (Operand(dst.name, dst.scope, dst.dtype, "write", tuple(ext), n, key, block_range=box),))
 
 
 def reduce(w, call, m):
@@ -146,8 +146,8 @@ def scan(w, call, m, kind):
 def atomic(w, call, m, kind):
     val = call.args[0]
     dst, starts, ext, _ = w.region(call.args[1])
-    n, key = w.tile_elements(dst, starts, ext, m)
-    operands = [Operand(dst.name, dst.scope, dst.dtype, "atomic", tuple(ext), n, key)]
+    n, key, box = w.tile_elements(dst, starts, ext, m)
+    operands = [Operand(dst.name, dst.scope, dst.dtype, "atomic", tuple(ext), n, key, block_range=box)]
     if isinstance(val, tirx.Call) or isinstance(val, (tirx.BufferRegion, tirx.BufferLoad)):
         try:
             src, _, s_ext, _ = w.region(val)

@@ -1191,7 +1191,7 @@ class Walker:
             indices = _items(access.indices)
             memo: dict = {}               # the indices' linearizations, shared by stride and footprint
             stride = self._thread_stride(info, indices, memo)
-            key = self._element_footprint(info, indices, m, memo) if info.scope == GLOBAL else None
+            key, box = self._element_footprint(info, indices, m, memo) if info.scope == GLOBAL else (None, None)
             rest, indexed = (unindexed_extent(indices, memo)
                              if not simt and par_extent > 1 and info.scope not in (FRAGMENT, LOCAL) else (1, True))
             # a global load that some T.Parallel loops do not index (a gather's row index read for
@@ -1202,7 +1202,7 @@ class Walker:
             waves = self._warp_wavefronts(access.buffer, info, indices) if simt and info.scope == SHARED else 0.0
             operands.append(Operand(info.name, info.scope, info.dtype, kind, (1,), elements(info, indices, indexed),
                                     block_start=key, access_stride=stride, element=True, reuse_in_block=reuse,
-                                    wavefront_factor=waves))
+                                    wavefront_factor=waves, block_range=box))
         for name, cnt in arith.unknown.items():
             self._unmodeled(name, m_exec * cnt, "operation in element code not modelled")
         self.ops.append(OpRecord(
@@ -1286,7 +1286,7 @@ class Walker:
             full *= e
         executions = self._executions(m)
         if info.scope != GLOBAL:
-            return int(round(executions * full)), None
+            return int(round(executions * full)), None, None
         try:
             lins = [affine.linearize(self.ev, st) if isinstance(st, tirx.PrimExpr) else None for st in starts]
         except DataDependent as exc:
@@ -1295,7 +1295,7 @@ class Walker:
             if lins is None:
                 self.data_indexed.add(info.storage)
                 self.footprint_parts[info.storage].append((info, None))
-                return int(round(executions * full)), None
+                return int(round(executions * full)), None, None
         ranges, block_start = [], []
         inside = True
         for st, lin, ext, dim in zip(starts, lins, extents, info.shape):
@@ -1322,7 +1322,9 @@ class Walker:
             total = executions * full
         else:
             total = self._clipped_elements(info, starts, extents, m, executions * full)
-        return int(round(total)), (tuple(block_start) if ranges is not None else None)
+        if ranges is None:
+            return int(round(total)), None, None
+        return int(round(total)), tuple(block_start), tuple(ranges)
 
     def _data_keyed_starts(self, info, starts, extents):
         """Tile starts some of which read a tensor (a grouped GEMM's group, its rows' offset), each
@@ -1421,7 +1423,7 @@ class Walker:
             self.data_indexed.add(info.storage)
             ranges = None
         self.footprint_parts[info.storage].append((info, ranges))
-        return tuple(key) if ranges is not None else None
+        return (tuple(key), tuple(ranges)) if ranges is not None else (None, None)
 
     def _footprints(self, all_parts=None) -> dict:
         """Unique bytes touched per storage: per dimension, the union of the index ranges of every
