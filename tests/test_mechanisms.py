@@ -1717,3 +1717,23 @@ def test_dram_spread_profile_reproduces_run_154():
     dev = devices.load("h200")
     assert model.spread_factor(dev.dram_spread_write, [64], 64) > 1.15
     assert model.spread_factor(dev.dram_spread_read, [2 * memory.LONG_RUN_BYTES], 64) == pytest.approx(1.0)
+
+
+def test_spread_reported_and_priced_for_a_scatter():
+    """block_tiles(G=64, cols=256, "scatter") on the H200: all 64 blocks are one wave (1056 slots),
+    8 rows of tiles of A, so each of B's 256 rows gets 8 pieces of 64 bytes side by side: runs of
+    512 bytes.  Its writes cost the profile's write table at (64, 512); its reads (rows 0-255 of A
+    whole, one run) a stream's.  The result's JSON reports both."""
+    from tileroof.gpu.blockrate import block_tiles
+    dev = devices.load("h200")
+    r = tileroof.analyze(block_tiles.get_tir(G=64, cols=256, place="scatter"), device=dev)
+    d = r.to_dict()
+    assert d["dram_spread_read"] == pytest.approx(1.0)
+    assert d["dram_spread_write"] == pytest.approx(model.spread_factor(dev.dram_spread_write, [512], 64))
+    assert d["dram_spread_write"] > 1.05
+    assert any("short runs" in a for a in d["assumptions"])
+    # without the tables the same launch is a stream, and no slower
+    bare = replace(dev, dram_spread_read=(), dram_spread_write=())
+    r0 = tileroof.analyze(block_tiles.get_tir(G=64, cols=256, place="scatter"), device=bare)
+    assert r0.to_dict()["dram_spread_write"] == 1.0
+    assert r0.timing.time_s <= r.timing.time_s

@@ -151,6 +151,10 @@ class Result:
             "dram_bytes_in_step": t.dram_in_step,
             # the harness's flush lines this launch writes back inside its timed run (not in dram_bytes)
             "flush_writeback_bytes": t.flush_writeback,
+            # DRAM time a byte read / written takes over a stream's, by the runs the waves sweep
+            # (model.spread_costs; 1.0 where the device has no spread tables)
+            "dram_spread_read": t.memory.spread_read,
+            "dram_spread_write": t.memory.spread_write,
             "drifting": bool((t.pipeline or {}).get("drifting")),
             "sm_clock_hz": t.sm_clock_hz,
             "estimated_time": t.time_s,
