@@ -4,6 +4,7 @@ and per (threads, per_thread) series the interval between block starts on one SM
 run's fit) and modelled (the same least-squares line through the modelled times).
 
     python benchmarks/blockrate_check.py RUN.json [--device h100_sxm]
+    python benchmarks/blockrate_check.py OUT.json --predict pieces --device h200   # before a run
 
 The device defaults to the catalog entry of the run's GPU (h200 for an H200, h100_sxm for an
 H100).  Prints a table; writes nothing."""
@@ -20,11 +21,41 @@ def device_for(gpu: str) -> str:
     return "h100_sxm" if "H100" in gpu else "h200"
 
 
+def predict(mode: str, device: str, out: Path) -> int:
+    """The model's time for every launch of blockrate --mode widths / pieces on `device`, written
+    to `out` before the run (the record's rows are matched by dtype, wide, cols and place)."""
+    import datetime
+    import subprocess
+
+    import tileroof
+    from tileroof import devices
+    from tileroof.gpu.blockrate import block_tiles, spread_launches
+    dev = devices.load(device)
+    rows = []
+    for v in spread_launches(mode, dev.sm_count):
+        r = tileroof.analyze(block_tiles.get_tir(**v), device=dev)
+        rows.append({**v, "predicted_s": r.timing.time_s, "dram_spread_read": r.timing.memory.spread_read,
+                     "dram_spread_write": r.timing.memory.spread_write, "bound": r.timing.bound})
+        print(f"{v['dtype']} x{v['wide']} {v['cols']:6d} {v['place']:7s} {r.timing.time_s * 1e6:8.2f} us "
+              f"(spread {r.timing.memory.spread_read:.3f} / {r.timing.memory.spread_write:.3f})")
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    out.write_text(json.dumps({"schema": "tileroof.blockrate_predictions/1", "mode": mode, "device": device,
+                               "tileroof_commit": commit,
+                               "date_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                               "launches": rows}, indent=1))
+    print(f"wrote {out}")
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("run", type=Path)
+    ap.add_argument("run", type=Path, help="a blockrate record, or with --predict the file to write")
     ap.add_argument("--device")
+    ap.add_argument("--predict", choices=("widths", "pieces"),
+                    help="write the model's times for that mode's launches to RUN (before the run)")
     a = ap.parse_args(argv)
+    if a.predict:
+        return predict(a.predict, a.device or "h200", a.run)
     import tileroof
     from tileroof.gpu.blockrate import PAIR_COLS, SCATTER_DTYPES, SCATTER_SHAPE, block_bounce, block_tiles, block_touch
     from tileroof.score import percentile

@@ -309,6 +309,20 @@ def main(argv=None) -> int:
     return 0
 
 
+def spread_launches(mode: str, sms: int) -> list:
+    """block_tiles' arguments for each launch of --mode widths / pieces on `sms` SMs: per piece
+    (dtype, wide), the contiguous reference first (place "rows", the same G and bytes), then each
+    width scattered and gathered."""
+    G = sms * 512
+    values = []
+    for dtype, wide in (WIDTHS_PIECES if mode == "widths" else PIECES):
+        cols = SCATTER_WIDTHS if mode == "widths" else [32 * wide * 4 ** i for i in range(6)]
+        values += [dict(G=G // wide, cols=PAIR_COLS, place="rows", dtype=dtype, wide=wide)]
+        values += [dict(G=G // wide, cols=c, place=pl, dtype=dtype, wide=wide)
+                   for pl in ("scatter", "gather") for c in cols]
+    return values
+
+
 def pair_main(a) -> int:
     """--mode pair / widths / pieces: one launch of SMs x 512 blocks (/ wide) per line-partner
     distance D or per (piece, width, place), timed twice (the second pass after all of them, for
@@ -325,15 +339,7 @@ def pair_main(a) -> int:
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     G = sms * 512
     if widths:
-        # per piece (dtype, wide): the contiguous reference first (place "rows", the same G and
-        # bytes), then each width scattered and gathered, all in the same call
-        pieces = WIDTHS_PIECES if a.mode == "widths" else PIECES
-        values = []
-        for dtype, wide in pieces:
-            cols = SCATTER_WIDTHS if a.mode == "widths" else [32 * wide * 4 ** i for i in range(6)]
-            values += [dict(G=G // wide, cols=PAIR_COLS, place="rows", dtype=dtype, wide=wide)]
-            values += [dict(G=G // wide, cols=c, place=pl, dtype=dtype, wide=wide)
-                       for pl in ("scatter", "gather") for c in cols]
+        values = spread_launches(a.mode, sms)
     else:
         values = [dict(G=G, cols=PAIR_COLS, place="pair", D=d) for d in PAIR_DISTANCES]
     compiled = block_tiles.par_compile(values, num_workers=16, ignore_error=True)
