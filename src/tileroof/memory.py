@@ -84,7 +84,7 @@ class MemoryEstimate:
     dirty_at_end: int = 0
     # DRAM time a read / written byte takes over a contiguous stream's, by the runs the waves'
     # accesses make (model.spread_costs: wave_runs against the device's measured spread curves);
-    # per op (read, write), and the kernel's, weighted by the ops' global bytes
+    # the kernel's, weighted by its buffers' DRAM bytes, and per op (read, write)
     spread_read: float = 1.0
     spread_write: float = 1.0
     op_spread: tuple = ()
@@ -256,15 +256,23 @@ def _at_blocks(v, coords: tuple) -> np.ndarray:
     return v[tuple(c if n > 1 else np.zeros_like(c) for c, n in zip(coords, v.shape))]
 
 
-def wave_runs(trace: KernelTrace, slots: int, order=None) -> tuple:
-    """Per op, per global operand it reads or writes: (access, run bytes, piece bytes) -- the
-    lengths in bytes (an int64 array) of the contiguous runs of the buffer that the blocks resident
-    together (the middle full wave of `slots` blocks in launch order) sweep in it over their whole
-    life (Operand.block_range), and the contiguous bytes one of them sweeps in each row it touches
-    (the median block's); None, 0 where the ranges are not known.  A transpose's write of 32 x 32
-    fp16 tiles whose wave covers two tile columns of B writes runs of 2 x 64 bytes in pieces of 64;
-    a GEMM's A, each block sweeping whole rows, one run the size of its wave's rows.  What short
-    runs and pieces cost the DRAM is the time model's (model.spread_costs)."""
+def spread_key(op) -> tuple:
+    """The group wave_runs prices a global operand in: its buffer, and whether it only writes
+    (reads, read-writes together)."""
+    return op.buffer, op.access == "write"
+
+
+def wave_runs(trace: KernelTrace, slots: int, order=None) -> dict:
+    """Per buffer and side (spread_key), over every global operand that reads or writes it: (run
+    bytes, piece bytes) -- the lengths in bytes (an int64 array) of the contiguous runs of the
+    buffer that the blocks resident together (the middle full wave of `slots` blocks in launch
+    order) sweep in it over their whole life (Operand.block_range), and the contiguous bytes one of
+    them sweeps in each row it touches (the median block's); (None, 0) where the ranges are not
+    known.  A transpose's write of 32 x 32 fp16 tiles whose wave covers two tile columns of B writes
+    runs of 2 x 64 bytes in pieces of 64; a GEMM's A, each block sweeping whole rows, one run the
+    size of its wave's rows.  All ops on a buffer count together: the DRAM sees the kernel's
+    accesses, not one op's (a RoPE reads a row's two halves in two ops).  What short runs and pieces
+    cost the DRAM is the time model's (model.spread_costs)."""
     gx, gy, gz = trace.grid
     nblocks = gx * gy * gz
     order = launch_order(trace) if order is None else order
@@ -272,19 +280,12 @@ def wave_runs(trace: KernelTrace, slots: int, order=None) -> tuple:
     w = max(nblocks // slots, 1) // 2
     blocks = order[w * slots:(w + 1) * slots]
     coords = np.unravel_index(blocks, (gz, gy, gx))
-    # every operand of one buffer on one side (reads, writes) together: the DRAM sees the kernel's
-    # accesses, not one op's (a RoPE reads a row's two halves in two ops)
     groups: dict = {}
     for rec in trace.ops:
         for op in rec.operands:
             if op.scope == GLOBAL and op.access in ("read", "write", "readwrite"):
-                groups.setdefault((op.buffer, op.access == "write"), []).append(op)
-    found = {key: _operand_runs(ops, trace.buffers.get(key[0]), coords) for key, ops in groups.items()}
-    out = []
-    for rec in trace.ops:
-        out.append(tuple((op.access, *found[(op.buffer, op.access == "write")]) for op in rec.operands
-                         if op.scope == GLOBAL and op.access in ("read", "write", "readwrite")))
-    return tuple(out)
+                groups.setdefault(spread_key(op), []).append(op)
+    return {key: _operand_runs(ops, trace.buffers.get(key[0]), coords) for key, ops in groups.items()}
 
 
 def _operand_runs(ops: list, buf, coords) -> tuple:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import heapq
+import re
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -1320,7 +1321,7 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
                                          order)
     if dev.dram_spread_read or dev.dram_spread_write:
         # what the runs the waves sweep cost the DRAM, the same in every memory state
-        kr, kw, op_spread = spread_costs(trace, counts, dev, memory.wave_runs(trace, slots, order), tile_mem)
+        kr, kw, op_spread = spread_costs(trace, dev, memory.wave_runs(trace, slots, order), tile_mem)
         tile_mem, *others = (replace(m, spread_read=kr, spread_write=kw, op_spread=op_spread)
                              for m in (tile_mem, *others))
     apart = others.pop(0) if stagger else None
@@ -1371,12 +1372,12 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
                           f"{dram_if_drifting / 1e9:.2f} GB; a swizzled launch order (T.use_swizzle) keeps sharers together")
     assumptions = list(mem.assumptions)
     if max(mem.spread_read, mem.spread_write) > 1.005:
-        src = dev.sources.get("dram_spread_write", "")
-        gpu = next((g for g in ("H100", "H200", "A100", "B200") if f"NVIDIA {g}" in src), None)
+        # the run the table came from names its GPU: "[run FILE, GPU, date, commit]" (merge_calibration)
+        gpu = re.search(r"\[run [^,\]]+, ([^,\]]+),", dev.sources.get("dram_spread_write", ""))
         assumptions.append(
             f"the waves read / write global memory in short runs across many rows (memory.wave_runs): a byte "
             f"costs the DRAM {mem.spread_read:.3f} / {mem.spread_write:.3f} x a stream's (tileroof.gpu.blockrate "
-            f"--mode widths / pieces{', measured on an ' + gpu if gpu else ''})")
+            f"--mode widths / pieces{', measured on an ' + gpu.group(1) if gpu else ''})")
     if drift_note:
         assumptions.append(drift_note)
     if apart_note and not drifting:
@@ -1565,7 +1566,7 @@ def _spread_curves(curve: tuple) -> tuple:
     return tuple(out)
 
 
-def spread_costs(trace: KernelTrace, counts: Counts, dev: Device, runs: tuple, mem) -> tuple:
+def spread_costs(trace: KernelTrace, dev: Device, runs: dict, mem) -> tuple:
     """(read factor, write factor, per op (read factor, write factor)): what a byte read / written
     costs the DRAM over a contiguous stream's, from the runs the wave's blocks sweep in each global
     buffer and the pieces each block moves (memory.wave_runs) against the device's measured tables
@@ -1575,20 +1576,26 @@ def spread_costs(trace: KernelTrace, counts: Counts, dev: Device, runs: tuple, m
     pieces in runs of 64 bytes into many rows pays ~1.2x a stream's DRAM time for its writes on the
     H100 (run 154); runs of a few KiB and up ~1.1x, where the table closes at 1 at the same probe's
     contiguous reference."""
-    ops = []
+    # each group of runs priced once a side; a buffer the wave sweeps in one piece is a stream
+    factor: dict = {}
     by_buffer: dict = {}
-    for rec, op_runs in zip(trace.ops, runs):
+    ops = []
+    for rec in trace.ops:
         acc = {"read": [0.0, 0.0], "write": [0.0, 0.0]}
-        glob = [o for o in rec.operands if o.scope == GLOBAL and o.access in ("read", "write", "readwrite")]
-        for o, (access, r, piece) in zip(glob, op_runs):
+        for o in rec.operands:
+            if o.scope != GLOBAL or o.access not in ("read", "write", "readwrite"):
+                continue
             w = float(o.elements) * dtype_bytes(o.dtype)
+            key = memory.spread_key(o)
             for side in ("read", "write"):
-                if side not in access or not w:
+                if side not in o.access or not w:
                     continue
-                curve = dev.dram_spread_read if side == "read" else dev.dram_spread_write
-                f = spread_factor(curve, r, piece) if r is not None and len(r) > 1 else 1.0
-                by_buffer[(o.buffer, side)] = f
-                acc[side][0] += w * f
+                if (key, side) not in factor:
+                    r, piece = runs[key]
+                    curve = dev.dram_spread_read if side == "read" else dev.dram_spread_write
+                    factor[(key, side)] = spread_factor(curve, r, piece) if r is not None and len(r) > 1 else 1.0
+                by_buffer[(o.buffer, side)] = factor[(key, side)]
+                acc[side][0] += w * factor[(key, side)]
                 acc[side][1] += w
         ops.append(tuple(a[0] / a[1] if a[1] else 1.0 for a in (acc["read"], acc["write"])))
     dram: dict = {}

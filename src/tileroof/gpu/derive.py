@@ -735,7 +735,7 @@ def dram_spread_entries(run: dict, where: str) -> dict:
         by: dict = {}
         for r in rows:
             if r.get("place", "scatter") == place and piece(r) in refs:
-                by.setdefault((piece(r), r["cols"], r.get("wide", 1), r.get("piece_bytes", 64) // (32 * r.get("wide", 1))),
+                by.setdefault((piece(r), r["cols"], r.get("wide", 1), piece(r) // (32 * r.get("wide", 1))),
                               []).append(r["median_s"])
         if not by:
             continue
