@@ -1511,6 +1511,17 @@ def _grouped_probes() -> list[Case]:
             out.append(affine_case(f"probe_grouped_{tag}_bm{bM}_bn{bN}_bk{bK}_s{s}_t{t}", kern, p,
                                    ("gemm", "grouped", "probe", "float16"),
                                    "control for the grouped GEMM (run 65): groups written out"))
+    # session 31: the data-keyed kernel itself at the 128 x 128 x 32 three-stage tiles, where it reads
+    # ~2x the written-out control's DRAM bytes (H200 1400 against 696 MB, run 65 / 67): equal groups
+    # of 1024 rows (starts on the tile grid, one row tile a group past its rows, as upstream pads) and
+    # of 1023 rows (starts one row off the grid per group, no tile past its rows): whether the
+    # groups' sizes and starts or the data-keyed loop itself makes the difference
+    for sizes, tag in (((1024,) * 8, "eq1024"), ((1023,) * 8, "eq1023")):
+        p = dict(batch_sizes_list=sizes, K=4096, N=4096, block_M=128, block_N=128, block_K=32, num_stages=3,
+                 threads=128, dtype="float16")
+        c = _grouped_case(f"probe_grouped_keyed_{tag}_bm128_bn128_bk32_s3_t128", p,
+                          f": 8 groups of {sizes[0]} rows, K = N = 4096 (control for the sweep's s3 t128 configs)")
+        out.append(replace(c, tags=tuple(t for t in c.tags if t != "upstream") + ("probe",)))
     return out
 
 
