@@ -16,7 +16,8 @@ br pieces 120
 CASES=sweep_grouped_bm128_bn128_bk32_s3_t128,probe_grouped_cpasync_bm128_bn128_bk32_s3_t128,probe_grouped_keyed_eq1024_bm128_bn128_bk32_s3_t128,probe_grouped_keyed_eq1023_bm128_bn128_bk32_s3_t128,sweep_grouped_bm64_bn256_bk64_s2_t256,apartcheck_g4_m8192_n4096_k4096_bm64_bn256_bk64_s2_t256
 case "$GPU" in *H200*) [ -f .devcases ] && CASES="$CASES,$(cat .devcases)" ;; esac
 bash benchmarks/gpu_run.sh --ncu --budget "${MEASURE_BUDGET:-300}" --out "$OUTDIR/m" --cases "$CASES" 2>&1 | tail -40
-[ $SECONDS -lt 440 ] && br widths $((530 - SECONDS))
-[ $SECONDS -lt 470 ] && br touch $((560 - SECONDS))
+LIMIT=${LIMIT:-560}     # wall seconds for the whole script
+[ $SECONDS -lt $((LIMIT - 120)) ] && br widths $((LIMIT - 30 - SECONDS))
+[ $SECONDS -lt $((LIMIT - 90)) ] && br touch $((LIMIT - SECONDS))
 tar czf "$OUTDIR/br.tar.gz" -C "$OUTDIR" br && rm -rf "$OUTDIR/br"
 echo "total ${SECONDS}s"; ls -la "$OUTDIR" "$OUTDIR/m"
