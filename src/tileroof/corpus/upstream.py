@@ -1512,7 +1512,7 @@ def _grouped_probes() -> list[Case]:
                                    ("gemm", "grouped", "probe", "float16"),
                                    "control for the grouped GEMM (run 65): groups written out"))
     # session 31: the data-keyed kernel itself at the 128 x 128 x 32 three-stage tiles, where it reads
-    # ~2x the written-out control's DRAM bytes (H200 1400 against 696 MB, run 65 / 67): equal groups
+    # ~2x the written-out control's DRAM bytes (H200 1400 against 696 MB, runs 65, 66, 74): equal groups
     # of 1024 rows (starts on the tile grid, one row tile a group past its rows, as upstream pads) and
     # of 1023 rows (starts one row off the grid per group, no tile past its rows): whether the
     # groups' sizes and starts or the data-keyed loop itself makes the difference
