@@ -1174,7 +1174,10 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
                           + t_store) + rest_div / nblocks + t_after
         block_times = iters * t_iter + all_trips * t_checks + prologue + t_rest
         follower_times = iters * t_iter_f + all_trips * t_checks + prologue + t_rest if l2_tile else None
-        first_wave_times = iters * t_iter0 + all_trips * t_checks + prologue + t_rest + share * (t_store0 - t_store)
+        # (t_rest holds the co-resident blocks' stores at the SM's rate, share x t_store; the first
+        # wave's stores take t_store0 for all of the wave's blocks together, those on this SM included)
+        first_wave_times = (iters * t_iter0 + all_trips * t_checks + prologue + t_rest
+                            + max(t_store0 - share * t_store, 0.0))
         terms = {"compute": t_compute, "l2": t_l2, "latency": t_latency}
         if chain > t_compute:
             terms["chain"] = chain
