@@ -1737,3 +1737,25 @@ def test_spread_reported_and_priced_for_a_scatter():
     r0 = tileroof.analyze(block_tiles.get_tir(G=64, cols=256, place="scatter"), device=bare)
     assert r0.to_dict()["dram_spread_write"] == 1.0
     assert r0.timing.time_s <= r.timing.time_s
+
+
+def test_first_wave_epilogue_counts_the_wave_once_at_several_blocks_per_sm():
+    """A one-wave launch of 4 blocks per SM (512 blocks of 64x128 fp16 tiles stored straight from
+    the fragment): the first wave's blocks store together, the whole wave's requests (512 x 1024,
+    one a row segment of 8 elements) at the GPU's rate, so its blocks end that long after their
+    loops, where a later wave's 4 co-resident blocks take 4 x t_store at the SM's rate: the first
+    wave's block is longer by max(t_store0 - 4 t_store, 0), not 4 x (t_store0 - t_store)."""
+    dev = devices.load("h200")
+    case = CASES["probe_densesplit_m8192_n512_k2048_bm64_bn128_bk64_s2_t256"]
+    res = tileroof.analyze(case.kernel, device=dev, **case.params)
+    occ = model.occupancy(res.trace, dev)
+    assert (occ.blocks_per_sm, res.trace.num_blocks) == (4, 512)
+    block, info = model.pipeline_at_clock(res.trace, res.counts, dev, occ, res.timing.memory)()
+    first = np.asarray(info["first_wave_block_s"], dtype=float)
+    requests = 64 * 128 // 8
+    t_store = model.accumulator_store_time(64 * 128 * 2, requests, dev, dev.l2_bw / dev.sm_count)
+    t_store0 = 512 * requests / dev.store_request_rate_all
+    assert t_store0 > 4 * t_store > 0
+    extra = float(first.max() - np.asarray(block, dtype=float).max())
+    assert extra == pytest.approx(t_store0 - 4 * t_store, rel=1e-6)
+    assert extra < 4 * (t_store0 - t_store) / 2
