@@ -163,6 +163,18 @@ WAVE_RUN_PIECES = 1 << 12
 LONG_RUN_BYTES = 1 << 16
 
 
+def _box_pieces(lo: list, hi: list, shape: tuple, k: int) -> tuple[int, list, np.ndarray]:
+    """For boxes [lo_d, hi_d) whole inside dimension k of a row-major `shape`: (the elements of the
+    dimensions inside k, each box's extents outside it, each box's count of contiguous pieces: the
+    product of those extents)."""
+    inner = int(np.prod(shape[k + 1:], dtype=np.int64))
+    ext = [np.maximum(hi[j] - lo[j], 0) for j in range(k)]
+    pieces = np.ones(len(lo[0]), dtype=np.int64)
+    for e in ext:
+        pieces *= e
+    return inner, ext, pieces
+
+
 def _wave_union(lo: list, hi: list, shape: tuple, long_run: int = 0, per_block: int = 1) -> tuple[np.ndarray, int]:
     """(the lengths (elements) of the contiguous segments that make up the union of boxes
     [lo_d, hi_d) in a row-major buffer of `shape`, the blocks' median piece: the contiguous
@@ -175,13 +187,9 @@ def _wave_union(lo: list, hi: list, shape: tuple, long_run: int = 0, per_block: 
     k = nd - 1
     while k > 0 and not np.any(lo[k] > 0) and not np.any(hi[k] < shape[k]):
         k -= 1
-    inner = int(np.prod(shape[k + 1:], dtype=np.int64)) if k + 1 < nd else 1
     lo, hi = list(lo), list(hi)
     nbox = len(lo[0])
-    ext = [np.maximum(hi[j] - lo[j], 0) for j in range(k)]
-    pieces = np.ones(nbox, dtype=np.int64)
-    for e in ext:
-        pieces *= e
+    inner, ext, pieces = _box_pieces(lo, hi, shape, k)
     # a block's boxes side by side in a row (a RoPE's two halves): their span, at most their sum
     b_lo, b_hi = (np.where(pieces > 0, v, -1).reshape(-1, per_block) for v in (lo[k], hi[k]))
     live = b_hi > b_lo
@@ -206,14 +214,9 @@ def _wave_union(lo: list, hi: list, shape: tuple, long_run: int = 0, per_block: 
 def _wave_segments(lo: list, hi: list, shape: tuple, k: int, limit: int) -> np.ndarray:
     """_wave_union's segments for boxes that are whole inside dimension k, enumerating at most
     `limit` pieces (the boxes' first ones in their order)."""
-    nd = len(shape)
-    inner = int(np.prod(shape[k + 1:], dtype=np.int64)) if k + 1 < nd else 1
-    strides = [int(np.prod(shape[j + 1:], dtype=np.int64)) for j in range(nd)]
+    strides = [int(np.prod(shape[j + 1:], dtype=np.int64)) for j in range(len(shape))]
     nbox = len(lo[0])
-    ext = [np.maximum(hi[j] - lo[j], 0) for j in range(k)]
-    pieces = np.ones(nbox, dtype=np.int64)
-    for e in ext:
-        pieces *= e
+    inner, ext, pieces = _box_pieces(lo, hi, shape, k)
     width = np.maximum(hi[k] - lo[k], 0) * inner
     keep = (pieces > 0) & (width > 0)
     if not keep.any():
@@ -299,10 +302,8 @@ def _operand_runs(ops: list, buf, coords) -> tuple:
     # distinct boxes once (the same ranges in several ops)
     uniq = list({tuple((np.shape(v), np.asarray(v).tobytes()) for pair in b for v in pair): b for b in boxes}.values())
     # block-major (a block's boxes side by side), so that a cut to the first pieces keeps whole blocks
-    lo = [np.stack([np.clip(_at_blocks(b[d][0], coords), 0, shape[d]) for b in uniq], axis=1).ravel()
-          for d in range(len(shape))]
-    hi = [np.stack([np.clip(_at_blocks(b[d][1], coords), 0, shape[d]) for b in uniq], axis=1).ravel()
-          for d in range(len(shape))]
+    lo, hi = ([np.stack([np.clip(_at_blocks(b[d][side], coords), 0, shape[d]) for b in uniq], axis=1).ravel()
+               for d in range(len(shape))] for side in (0, 1))
     size = int(dtype_bytes(ops[0].dtype)) or 1
     segs, piece = _wave_union(lo, hi, shape, LONG_RUN_BYTES // size, len(uniq))
     return (segs * size if len(segs) else None), piece * size
