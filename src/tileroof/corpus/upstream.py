@@ -636,14 +636,16 @@ def blocksparse_attn(batch, heads, seq_len, dim, downsample_len, is_causal=True,
 # ----------------------------------------------------------------------------- grouped GEMM
 @tilelang.jit(pass_configs={"tl.disable_tma_lower": True, "tl.disable_warp_specialized": True})
 def grouped_gemm(batch_sizes_list, K, N, block_M=64, block_N=128, block_K=64, num_stages=2,
-                 threads=256, dtype="float16"):
+                 threads=256, dtype="float16", pad_tiles=1):
     """Grouped GEMM with per-group row offsets (MoE experts), examples/grouped_gemm/
     example_grouped_gemm_fwd.py (grouped_gemm): A (sum of group sizes, K) stacked by group,
     B (groups, K, N), C = A_g @ B_g per group.  The grid covers ceil(total / block_M) + groups
     row tiles of the groups' padded starts (batch_padded_offsets); each block finds its group
     by a scan of the padded offsets, runs the full K loop and stores only its group's rows.
     Upstream's main() config (64 x 128 x 64, 2 stages, 256 threads) and pass configs are kept;
-    batch_sizes_list must be a tuple here (jit parameters are hashed)."""
+    batch_sizes_list must be a tuple here (jit parameters are hashed).  pad_tiles = 0 (not
+    upstream's) drops the groups' padding tiles from the grid, for inputs whose padded starts
+    are the starts themselves (group sizes that block_M divides)."""
     batch_sum = sum(batch_sizes_list)
     batch_count = len(batch_sizes_list)
     accum_dtype = "float32"
@@ -657,7 +659,7 @@ def grouped_gemm(batch_sizes_list, K, N, block_M=64, block_N=128, block_K=64, nu
             batch_offsets: T.Tensor([batch_count], "int32"),
             batch_padded_offsets: T.Tensor([batch_count], "int32"),
     ):
-        with T.Kernel(T.ceildiv(batch_sum, block_M) + batch_count, T.ceildiv(N, block_N),
+        with T.Kernel(T.ceildiv(batch_sum, block_M) + pad_tiles * batch_count, T.ceildiv(N, block_N),
                       threads=threads) as (bx, by):
             A_shared = T.alloc_shared([block_M, block_K], dtype)
             B_shared = T.alloc_shared([block_K, block_N], dtype)
@@ -695,6 +697,36 @@ def grouped_gemm(batch_sizes_list, K, N, block_M=64, block_N=128, block_K=64, nu
 
 
 # ----------------------------------------------------------------------------- grouped control
+@tilelang.jit(pass_configs={"tl.disable_tma_lower": True, "tl.disable_warp_specialized": True})
+def grouped_affine_shift(G, M, N, K, block_M=64, block_N=128, block_K=64, num_stages=2, threads=256,
+                         dtype="float16"):
+    """grouped_affine_cpasync with its row start and group read from a tensor at run time (shift,
+    two int32 zeros): the same tiles and grid, but every block first loads its offsets and its
+    copies' addresses are run-time values, as in the data-keyed kernel."""
+    gx = T.ceildiv(M, block_M)
+    accum_dtype = "float32"
+
+    @T.prim_func
+    def main(A: T.Tensor([M, K], dtype), B: T.Tensor([G, K, N], dtype), C: T.Tensor([M, N], dtype),
+             shift: T.Tensor([2], "int32")):
+        with T.Kernel(gx, T.ceildiv(N, block_N), threads=threads) as (bx, by):
+            A_shared = T.alloc_shared([block_M, block_K], dtype)
+            B_shared = T.alloc_shared([block_K, block_N], dtype)
+            C_local = T.alloc_fragment([block_M, block_N], accum_dtype)
+            m0 = T.alloc_local([1], "int32")
+            g0 = T.alloc_local([1], "int32")
+            m0[0] = bx * block_M + shift[0]
+            g0[0] = bx * G // gx + shift[1]
+            T.clear(C_local)
+            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
+                T.copy(A[m0[0]:m0[0] + block_M, k * block_K:(k + 1) * block_K], A_shared)
+                T.copy(B[g0[0], k * block_K:(k + 1) * block_K, by * block_N:(by + 1) * block_N], B_shared)
+                T.gemm(A_shared, B_shared, C_local)
+            T.copy(C_local, C[bx * block_M, by * block_N])
+
+    return main
+
+
 def _grouped_affine_body(G, M, N, K, block_M, block_N, block_K, num_stages, threads, dtype):
     """The grouped GEMM's loop with no data: G equal groups of M / G rows, block bx of the
     ceil(M / block_M) row tiles in group bx * G // gx -- the spread the L2 model assumes for the
@@ -977,13 +1009,20 @@ def grouped_offsets(sizes, padding_M):
     return offs, padded
 
 
+def _grouped_starts(p):
+    """The group starts and padded starts a grouped_gemm case's inputs hold: upstream's, or with
+    pad_tiles = 0 the starts themselves."""
+    offs, padded = grouped_offsets(list(p["batch_sizes_list"]), p.get("block_M", 64))
+    return (offs, padded) if p.get("pad_tiles", 1) else (offs, offs)
+
+
 def _grouped_inputs(p, device):
     import torch
 
     g = generator(device, 0)
     sizes, K, N = list(p["batch_sizes_list"]), p["K"], p["N"]
     dt = p.get("dtype", "float16")
-    offs, padded = grouped_offsets(sizes, p.get("block_M", 64))
+    offs, padded = _grouped_starts(p)
     M, G = sum(sizes), len(sizes)
 
     def ints(x):
@@ -1010,6 +1049,12 @@ def _affine_inputs(p, device):
     dt = p.get("dtype", "float16")
     return [randn((p["M"], p["K"]), dt, device, g), randn((p["G"], p["K"], p["N"]), dt, device, g),
             nan_out((p["M"], p["N"]), dt, device)]
+
+
+def _shift_inputs(p, device):
+    import torch
+
+    return _affine_inputs(p, device) + [torch.zeros(2, dtype=torch.int32, device=device)]
 
 
 def _affine_ref(args):
@@ -1216,13 +1261,20 @@ def _affine_expected(p) -> Expected:
         unique_bytes=(M * K + G * K * N + M * N) * b)
 
 
+def _shift_expected(p) -> Expected:
+    """_affine_expected and each block's two int32 shift loads."""
+    e = _affine_expected(p)
+    blocks = cdiv(p["M"], p["block_M"]) * cdiv(p["N"], p["block_N"])
+    return replace(e, global_read_bytes=e.global_read_bytes + blocks * 2 * 4, unique_bytes=e.unique_bytes + 2 * 4)
+
+
 def _grouped_expected(p) -> Expected:
     sizes, K, N = list(p["batch_sizes_list"]), p["K"], p["N"]
     bM, bN, bK = p["block_M"], p["block_N"], p["block_K"]
     b = nbytes(p["dtype"])
     M, G = sum(sizes), len(sizes)
-    offs, padded = grouped_offsets(sizes, bM)
-    gx, gy, nk = cdiv(M, bM) + G, cdiv(N, bN), cdiv(K, bK)
+    offs, padded = _grouped_starts(p)
+    gx, gy, nk = cdiv(M, bM) + p.get("pad_tiles", 1) * G, cdiv(N, bN), cdiv(K, bK)
     a_rows = c_rows = 0
     for bx in range(gx):                   # the kernel's own group search, per block row
         mp = bx * bM
@@ -1522,6 +1574,24 @@ def _grouped_probes() -> list[Case]:
         c = _grouped_case(f"probe_grouped_keyed_{tag}_bm128_bn128_bk32_s3_t128", p,
                           f": 8 groups of {sizes[0]} rows, K = N = 4096 (control for the sweep's s3 t128 configs)")
         out.append(replace(c, tags=tuple(t for t in c.tags if t != "upstream") + ("probe",)))
+    # session 32, after run 155 (H100: eq1024 1430 MB, eq1023 1737, the control 987): what in the
+    # data-keyed kernel makes the misses, one thing at a time against the control's 64 x 32 grid:
+    # the data-keyed kernel without its padding tiles (pad_tiles = 0: the control's tiles and
+    # grid exactly), the control with its row start and group loaded at run time (zeros), and the
+    # control on nine groups (its grid 72 row tiles wide, as the data-keyed kernel's)
+    bt = dict(block_M=128, block_N=128, block_K=32, num_stages=3, threads=128, dtype="float16")
+    c = _grouped_case("probe_grouped_keyed_tight_bm128_bn128_bk32_s3_t128",
+                      dict(batch_sizes_list=(1024,) * 8, K=4096, N=4096, pad_tiles=0, **bt),
+                      ": 8 groups of 1024 rows, no padding tiles (the control's grid), K = N = 4096")
+    out.append(replace(c, tags=tuple(t for t in c.tags if t != "upstream") + ("probe",)))
+    p = dict(G=8, M=8192, N=4096, K=4096, **bt)
+    out.append(Case("probe_grouped_shift_bm128_bn128_bk32_s3_t128", grouped_affine_shift, p, _shift_inputs,
+                    _affine_ref, _shift_expected(p), rtol=1e-2, tags=("gemm", "grouped", "probe", "float16"),
+                    note="control for the grouped GEMM: groups written out, row start and group loaded at run time"))
+    p = dict(G=9, M=9216, N=4096, K=4096, **bt)
+    out.append(affine_case("probe_grouped_cpasync_g9_bm128_bn128_bk32_s3_t128", grouped_affine_cpasync, p,
+                           ("gemm", "grouped", "probe", "float16"),
+                           "control for the grouped GEMM: 9 groups written out (a 72-tile-wide grid)"))
     return out
 
 
@@ -1535,9 +1605,11 @@ TINY = [
     (retention_fwd, lambda p: dict(B=1, S=128, H=3)),
     (topk_gating, lambda p: dict(M=128)),
     (blocksparse_attn, lambda p: dict(batch=1, heads=2, seq_len=8 * p["block_M"], downsample_len=8)),
-    (grouped_gemm, lambda p: dict(batch_sizes_list=(100, 37, 64), K=128, N=256)),
-    (grouped_affine_cpasync, lambda p: dict(M=8 * p["block_M"], K=128, N=256)),
-    (grouped_affine_tma, lambda p: dict(M=8 * p["block_M"], K=128, N=256)),
+    (grouped_gemm, lambda p: dict(batch_sizes_list=(100, 37, 64) if p.get("pad_tiles", 1)
+                                  else (p["block_M"], 2 * p["block_M"]), K=128, N=256)),
+    (grouped_affine_cpasync, lambda p: dict(M=p["G"] * p["block_M"], K=128, N=256)),
+    (grouped_affine_tma, lambda p: dict(M=p["G"] * p["block_M"], K=128, N=256)),
+    (grouped_affine_shift, lambda p: dict(M=p["G"] * p["block_M"], K=128, N=256)),
 ]
 
 
