@@ -3,13 +3,7 @@
 # predictions are committed), the grouped GEMM controls with Nsight Compute, the driftcheck GEMMs
 # (H200 only: the H100 ran them in run 152), then blockrate --mode widths / touch while time is left.
 #   run(command="bash benchmarks/device_s31.sh", carry=[".dev"]); NODRIFT=1 leaves the driftcheck GEMMs out, NOPIECES=1 the pieces run
-set -uo pipefail
-cd "$(dirname "$0")/.."
-source .dev/gpu-env.sh
-export PYTHONPATH="$PWD/src:$PYTHONPATH"
-export TILEROOF_COMMIT="${TILEROOF_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}"
-OUTDIR="${OUT:-out}"; mkdir -p "$OUTDIR/br"
-GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1); echo "GPU: $GPU"
+source "$(dirname "$0")/device_env.sh"
 br() { local s=$SECONDS; timeout "$2" python3 -m tileroof.gpu.blockrate --mode "$1" --out "$OUTDIR/br/$1" > "$OUTDIR/br/$1.log" 2>&1
        echo "blockrate $1 rc=$? $((SECONDS - s))s"; tail -3 "$OUTDIR/br/$1.log"; }
 [ -z "${NOPIECES:-}" ] && br pieces 120

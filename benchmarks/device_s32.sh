@@ -5,13 +5,7 @@
 # with Nsight Compute; on an H200 also the seven driftcheck GEMMs and blockrate --mode pieces (their
 # predictions are committed).
 #   run(command="bash benchmarks/device_s32.sh", carry=[".dev"]); NODRIFT=1 / NOPIECES=1 leave those out
-set -uo pipefail
-cd "$(dirname "$0")/.."
-source .dev/gpu-env.sh
-export PYTHONPATH="$PWD/src:$PYTHONPATH"
-export TILEROOF_COMMIT="${TILEROOF_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}"
-OUTDIR="${OUT:-out}"; mkdir -p "$OUTDIR/br"
-GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1); echo "GPU: $GPU"
+source "$(dirname "$0")/device_env.sh"
 T=bm128_bn128_bk32_s3_t128
 CASES=probe_grouped_cpasync_$T,probe_grouped_keyed_eq1024_$T,probe_grouped_keyed_tight_$T,probe_grouped_shift_$T,probe_grouped_cpasync_g9_$T
 case "$GPU" in *H200*)
