@@ -1548,6 +1548,12 @@ def affine_case(name, kernel, p, tags, note) -> Case:
     return Case(name, kernel, p, _affine_inputs, _affine_ref, _affine_expected(p), rtol=1e-2, tags=tags, note=note)
 
 
+def _keyed_probe(name, p, note) -> Case:
+    """A probe case of the data-keyed grouped GEMM itself (_grouped_case, tagged probe, not upstream)."""
+    c = _grouped_case(name, p, note)
+    return replace(c, tags=tuple(t for t in c.tags if t != "upstream") + ("probe",))
+
+
 def _grouped_probes() -> list[Case]:
     """Controls for the grouped GEMM's DRAM (run 65: measured 1.1-1.9x the model's in-step bytes):
     the same loop, grid order and tiles with the groups written out (8 groups of 1024 rows, no
@@ -1571,19 +1577,17 @@ def _grouped_probes() -> list[Case]:
     for sizes, tag in (((1024,) * 8, "eq1024"), ((1023,) * 8, "eq1023")):
         p = dict(batch_sizes_list=sizes, K=4096, N=4096, block_M=128, block_N=128, block_K=32, num_stages=3,
                  threads=128, dtype="float16")
-        c = _grouped_case(f"probe_grouped_keyed_{tag}_bm128_bn128_bk32_s3_t128", p,
-                          f": 8 groups of {sizes[0]} rows, K = N = 4096 (control for the sweep's s3 t128 configs)")
-        out.append(replace(c, tags=tuple(t for t in c.tags if t != "upstream") + ("probe",)))
+        out.append(_keyed_probe(f"probe_grouped_keyed_{tag}_bm128_bn128_bk32_s3_t128", p,
+                                f": 8 groups of {sizes[0]} rows, K = N = 4096 (control for the sweep's s3 t128 configs)"))
     # session 32, after run 155 (H100: eq1024 1430 MB, eq1023 1737, the control 987): what in the
     # data-keyed kernel makes the misses, one thing at a time against the control's 64 x 32 grid:
     # the data-keyed kernel without its padding tiles (pad_tiles = 0: the control's tiles and
     # grid exactly), the control with its row start and group loaded at run time (zeros), and the
     # control on nine groups (its grid 72 row tiles wide, as the data-keyed kernel's)
     bt = dict(block_M=128, block_N=128, block_K=32, num_stages=3, threads=128, dtype="float16")
-    c = _grouped_case("probe_grouped_keyed_tight_bm128_bn128_bk32_s3_t128",
-                      dict(batch_sizes_list=(1024,) * 8, K=4096, N=4096, pad_tiles=0, **bt),
-                      ": 8 groups of 1024 rows, no padding tiles (the control's grid), K = N = 4096")
-    out.append(replace(c, tags=tuple(t for t in c.tags if t != "upstream") + ("probe",)))
+    out.append(_keyed_probe("probe_grouped_keyed_tight_bm128_bn128_bk32_s3_t128",
+                            dict(batch_sizes_list=(1024,) * 8, K=4096, N=4096, pad_tiles=0, **bt),
+                            ": 8 groups of 1024 rows, no padding tiles (the control's grid), K = N = 4096"))
     p = dict(G=8, M=8192, N=4096, K=4096, **bt)
     out.append(Case("probe_grouped_shift_bm128_bn128_bk32_s3_t128", grouped_affine_shift, p, _shift_inputs,
                     _affine_ref, _shift_expected(p), rtol=1e-2, tags=("gemm", "grouped", "probe", "float16"),
