@@ -4,13 +4,9 @@
 # (H200 only: the H100 ran them in run 152), then blockrate --mode widths / touch while time is left.
 #   run(command="bash benchmarks/device_s31.sh", carry=[".dev"]); NODRIFT=1 leaves the driftcheck GEMMs out, NOPIECES=1 the pieces run
 source "$(dirname "$0")/device_env.sh"
-br() { local s=$SECONDS; timeout "$2" python3 -m tileroof.gpu.blockrate --mode "$1" --out "$OUTDIR/br/$1" > "$OUTDIR/br/$1.log" 2>&1
-       echo "blockrate $1 rc=$? $((SECONDS - s))s"; tail -3 "$OUTDIR/br/$1.log"; }
 [ -z "${NOPIECES:-}" ] && br pieces 120
 CASES=sweep_grouped_bm128_bn128_bk32_s3_t128,probe_grouped_cpasync_bm128_bn128_bk32_s3_t128,probe_grouped_keyed_eq1024_bm128_bn128_bk32_s3_t128,probe_grouped_keyed_eq1023_bm128_bn128_bk32_s3_t128,sweep_grouped_bm64_bn256_bk64_s2_t256,apartcheck_g4_m8192_n4096_k4096_bm64_bn256_bk64_s2_t256
-# the seven driftcheck GEMMs: the cases of their committed predictions (written in session 28)
-DRIFT=$(python3 -c "import json; print(','.join(json.load(open('benchmarks/results/h200/predictions-20261206T060328Z.json'))['cases']))")
-[ -z "${NODRIFT:-}" ] && case "$GPU" in *H200*) CASES="$CASES,$DRIFT" ;; esac
+[ -z "${NODRIFT:-}" ] && case "$GPU" in *H200*) CASES="$CASES,$(drift_cases)" ;; esac
 bash benchmarks/gpu_run.sh --ncu --budget "${MEASURE_BUDGET:-300}" --out "$OUTDIR/m" --cases "$CASES" 2>&1 | tail -40
 LIMIT=${LIMIT:-560}     # wall seconds for the whole script
 [ $SECONDS -lt $((LIMIT - 120)) ] && br widths $((LIMIT - 30 - SECONDS))

@@ -10,13 +10,10 @@ T=bm128_bn128_bk32_s3_t128
 CASES=probe_grouped_cpasync_$T,probe_grouped_keyed_eq1024_$T,probe_grouped_keyed_tight_$T,probe_grouped_shift_$T,probe_grouped_cpasync_g9_$T
 case "$GPU" in *H200*)
   CASES="$CASES,sweep_grouped_$T,probe_grouped_keyed_eq1023_$T,sweep_grouped_bm64_bn256_bk64_s2_t256,apartcheck_g4_m8192_n4096_k4096_bm64_bn256_bk64_s2_t256"
-  [ -z "${NODRIFT:-}" ] && CASES="$CASES,$(python3 -c "import json; print(','.join(json.load(open('benchmarks/results/h200/predictions-20261206T060328Z.json'))['cases']))")"
+  [ -z "${NODRIFT:-}" ] && CASES="$CASES,$(drift_cases)"
   ;; esac
 bash benchmarks/gpu_run.sh --ncu --budget "${MEASURE_BUDGET:-300}" --out "$OUTDIR/m" --cases "$CASES" 2>&1 | tail -30
 case "$GPU" in *H200*)
-  if [ -z "${NOPIECES:-}" ]; then s=$SECONDS
-    timeout 120 python3 -m tileroof.gpu.blockrate --mode pieces --out "$OUTDIR/br/pieces" > "$OUTDIR/br/pieces.log" 2>&1
-    echo "blockrate pieces rc=$? $((SECONDS - s))s"; tail -3 "$OUTDIR/br/pieces.log"
-    tar czf "$OUTDIR/br.tar.gz" -C "$OUTDIR" br; fi ;; esac
+  [ -z "${NOPIECES:-}" ] && br pieces 120 && tar czf "$OUTDIR/br.tar.gz" -C "$OUTDIR" br ;; esac
 rm -rf "$OUTDIR/br"
 echo "total ${SECONDS}s"; ls -la "$OUTDIR" "$OUTDIR/m"
