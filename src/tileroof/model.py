@@ -253,6 +253,27 @@ def unpipelined_tile_bytes(trace: KernelTrace) -> float:
                      and rec.attrs.get("src_scope") == GLOBAL and rec.attrs.get("dst_scope") == SHARED))
 
 
+def pipelined_element_load_bytes(trace: KernelTrace) -> float:
+    """Bytes a block holds in registers for element code inside a pipelined loop that loads global
+    memory into its math (upstream's linear attention: q = Q * scale in a T.Parallel; ptxas 150
+    registers where the fragments and the base give 128): no cp.async can move it (the value is not
+    a plain or zero-filled load, as a convolution's gathered tile is), so a thread's unrolled share of the tile is loaded
+    into registers, all loads before the first use, as live_fragment_bytes counts outside a loop.
+    The largest one op holds (the ops of an iteration run one after another)."""
+    held = 0.0
+    for rec in trace.ops:
+        if not (rec.pipeline and rec.kind == "elementwise" and rec.executions
+                and rec.attrs.get("parallel_elements") and not rec.attrs.get("unpipelined")):
+            continue
+        dst = [trace.buffers.get(o.buffer) for o in rec.operands if o.scope == SHARED and o.access == "write"]
+        if any(b is not None and b.stages > 1 for b in dst) or all(k[2] == "select" for k in rec.ops_per_exec):
+            continue                        # a plain (or zero-filled) move into a shared tile: cp.async
+        n = sum(o.elements * dtype_bytes(o.dtype) for o in rec.operands
+                if o.scope == GLOBAL and o.access == "read" and o.element)
+        held = max(held, n * rec.attrs["parallel_elements"] / rec.executions)
+    return held
+
+
 def _element_gather_producer(trace: KernelTrace) -> bool:
     """A pipelined loop fills a shared tile element by element from global memory (a
     convolution's gathered, zero-padded input tile): no TMA can load it, so TileLang's warp
@@ -308,7 +329,8 @@ def occupancy(trace: KernelTrace, dev: Device) -> Occupancy:
             # (a liveness reading here gives the grouped GEMMs ptxas's blocks per SM but moves their
             # DRAM the wrong way: session 15, Tried and not kept)
             regs = BASE_REGS_PER_THREAD + int(np.ceil((trace.fragment_bytes_per_block()
-                                                         + unpipelined_tile_bytes(trace)) / 4 / threads))
+                                                         + unpipelined_tile_bytes(trace)
+                                                         + pipelined_element_load_bytes(trace)) / 4 / threads))
         else:
             regs = BASE_REGS_LIVE + int(np.ceil(live_fragment_bytes(trace) / 4 / threads))
         regs = min(regs, dev.max_regs_per_thread)
