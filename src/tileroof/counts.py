@@ -322,9 +322,38 @@ _OP_INST = {
     "floor": ((P_OTHER, 1),), "ceil": ((P_OTHER, 1),), "round": ((P_OTHER, 1),), "trunc": ((P_OTHER, 1),),
     "abs": (),                                            # an operand modifier (|x|) of its reader
 }
-# a special function: its MUFU instruction and the FMUL that scales its argument (exp(x) = 2^(x log2 e));
-# accurate library sequences (tanhf, erff, powf) issue more: this is the fewest
+# a special function: TileLang emits the CUDA math library's float call (exp2f, expf, tanhf,
+# rsqrtf: its lowered source), compiled without --use_fast_math unless tl.enable_fast_math is set.
+# What each issues on its common path (no denormal or overflow branch taken), read from the SASS of
+# `nvcc 13.0 -arch=sm_90a -O3 [-use_fast_math]` via cuobjdump 13.5 (benchmarks/sass_special.py
+# prints it): predicated instructions issue whether their predicate holds or not; constants the
+# compiler hoists out of a loop and address arithmetic are left out.  Accurate exp2f is a range
+# test, two predicated FMULs and a MUFU.EX2; expf a 6-instruction reduction around the MUFU; logf
+# and log2f a polynomial with no MUFU at all; tanhf an EX2 and an RCP in a polynomial blend.
+# With fast math each is its MUFU (and the FMUL that scales exp / log to base 2).
+_SFU_ACCURATE = {
+    "exp2": ((P_XU, 1), (P_FMA, 2), (P_ALU, 1)),
+    "exp": ((P_XU, 1), (P_FMA, 6), (P_ALU, 1)),
+    "exp10": ((P_XU, 1), (P_FMA, 6), (P_ALU, 1)),
+    "log": ((P_FMA, 15), (P_ALU, 9)),
+    "log2": ((P_FMA, 17), (P_ALU, 9)),
+    "log10": ((P_FMA, 15), (P_ALU, 9)),
+    "rsqrt": ((P_XU, 1), (P_FMA, 2), (P_ALU, 1)),
+    "sqrt": ((P_XU, 1), (P_FMA, 4), (P_ALU, 2), (P_OTHER, 3)),
+    "tanh": ((P_XU, 2), (P_FMA, 9), (P_ALU, 4)),
+    "erf": ((P_XU, 1), (P_FMA, 9), (P_ALU, 11)),
+    "sin": ((P_XU, 1), (P_FMA, 11), (P_ALU, 7), (P_OTHER, 3)),
+    "cos": ((P_XU, 1), (P_FMA, 11), (P_ALU, 7), (P_OTHER, 3)),
+}
+_SFU_FAST = {
+    "exp2": ((P_XU, 1),), "log2": ((P_XU, 1),), "rsqrt": ((P_XU, 1),), "sqrt": ((P_XU, 1),),
+    "tanh": ((P_XU, 1),),
+}
+# the rest (exp, exp10, log, log10, sin, cos, and the __expf-style intrinsics, which are the fast
+# forms whatever the flag): the MUFU and the FMUL that scales its argument or result
 _SFU_INST = ((P_XU, 1), (P_FMA, 1))
+# an IEEE division under --use_fast_math: MUFU.RCP and an FMUL
+_DIV_FAST = ((P_XU, 1), (P_FMA, 1))
 # a memory instruction moves at most 16 bytes per thread (LDG/STG/LDS/STS.128)
 VECTOR_BYTES = 16
 # the threads a row of an mma/wgmma accumulator fragment is spread over (a quad: PTX ISA, the
@@ -340,9 +369,10 @@ ACCUM_ROW_THREADS = 4
 _PAIRED = ("float16", "bfloat16")
 
 
-def _op_instructions(key, n: float, out: Counter, paired: bool = False) -> None:
+def _op_instructions(key, n: float, out: Counter, paired: bool = False, fast_math: bool = False) -> None:
     """Add the thread instructions of `n` counted units of ops_per_exec entry `key` to `out`
-    (paired: the loop is vectorised, so 16-bit float arithmetic issues two elements at a time)."""
+    (paired: the loop is vectorised, so 16-bit float arithmetic issues two elements at a time;
+    fast_math: the kernel is compiled with --use_fast_math, tl.enable_fast_math)."""
     unit, dtype, name = key
     if paired and unit == CUDA and str(dtype) in _PAIRED:
         n = n / 2
@@ -361,10 +391,10 @@ def _op_instructions(key, n: float, out: Counter, paired: bool = False) -> None:
         # no instruction and a narrowing's mask folds into the LOP3 that uses it
         return
     if unit == SFU:
-        for pipe, k in _SFU_INST:
+        for pipe, k in (_SFU_FAST.get(name, _SFU_INST) if fast_math else _SFU_ACCURATE.get(name, _SFU_INST)):
             out[pipe] += k * n
         return
-    entry = _OP_INST.get(name)
+    entry = _DIV_FAST if (fast_math and name == "div") else _OP_INST.get(name)
     if entry is None:
         out[P_ALU if unit == ALU else P_OTHER] += n
         return
@@ -442,17 +472,19 @@ def _reduce_instructions(rec: OpRecord, threads: int, accumulators: frozenset, o
     out[P_OTHER] += execs * held * (smem_steps * 2 + (1 if smem_steps else 0))
 
 
-def instructions(rec: OpRecord, threads: int = 128, accumulators: frozenset = frozenset()) -> Counter:
+def instructions(rec: OpRecord, threads: int = 128, accumulators: frozenset = frozenset(),
+                 fast_math: bool = False) -> Counter:
     """Thread instructions (pipe -> count, over every execution) the SMs issue for one record's
     SIMT work: its arithmetic (_OP_INST), its selects, its memory instructions, and a reduction's
     butterfly.  A lower estimate: index and address arithmetic, loop control and predicates are
     not counted, nor the instructions that feed the tensor cores."""
     out: Counter = Counter()
-    _record_instructions(rec, threads, accumulators, out)
+    _record_instructions(rec, threads, accumulators, out, fast_math)
     return Counter({k: v for k, v in out.items() if v})
 
 
-def _record_instructions(rec: OpRecord, threads: int, accumulators: frozenset, out: Counter) -> None:
+def _record_instructions(rec: OpRecord, threads: int, accumulators: frozenset, out: Counter,
+                         fast_math: bool = False) -> None:
     if rec.kind == "reduce" and len(rec.operands) >= 2:
         _reduce_instructions(rec, threads, accumulators, out)
         return
@@ -469,7 +501,7 @@ def _record_instructions(rec: OpRecord, threads: int, accumulators: frozenset, o
     execs = rec.executions
     simt = "simt_threads" in rec.attrs
     for key, n in rec.ops_per_exec.items():
-        _op_instructions(key, n * execs, out, paired=not simt)
+        _op_instructions(key, n * execs, out, paired=not simt, fast_math=fast_math)
     for op in rec.operands:
         if rec.kind == "ldmatrix":
             out[P_MEM] += execs
@@ -498,7 +530,7 @@ def select_instructions(rec: OpRecord) -> float:
 
 
 def count_op(rec: OpRecord, accumulators: frozenset = frozenset(), threads: int = 128,
-             replicas: dict | None = None) -> OpCounts:
+             replicas: dict | None = None, fast_math: bool = False) -> OpCounts:
     rec, copies = _replicated(rec, replicas or {})
     oc = OpCounts(rec.label, rec.kind, rec.executions, replicas=copies)
     oc.int_bits = integer_bit_instructions(rec)
@@ -509,7 +541,7 @@ def count_op(rec: OpRecord, accumulators: frozenset = frozenset(), threads: int 
     if waste:
         oc.excess[("global", "sector_waste")] += waste
     oc.store_requests = accumulator_store_requests(rec, accumulators)
-    oc.inst = instructions(rec, threads, accumulators)
+    oc.inst = instructions(rec, threads, accumulators, fast_math)
     return oc
 
 
@@ -525,7 +557,8 @@ def count(trace: KernelTrace, instruction: str = "mma") -> Counts:
     accumulators = gemm_accumulators(trace)
     threads = max(trace.threads_per_block, 1)
     reps = fragment_replicas(trace, instruction)
-    ops = [count_op(r, accumulators, threads, reps) for r in trace.ops]
+    fast = bool(trace.pass_config("tl.enable_fast_math", False))
+    ops = [count_op(r, accumulators, threads, reps, fast) for r in trace.ops]
     flops, nbytes, excess, inst, conv = Counter(), Counter(), Counter(), Counter(), 0
     for oc in ops:
         flops.update(oc.flops)

@@ -32,9 +32,10 @@ CALL_OPS = {
     "tirx.sin": ("sfu", "sin", 1), "tirx.cos": ("sfu", "cos", 1), "tirx.tan": ("sfu", "tan", 1),
     "tirx.erf": ("sfu", "erf", 1), "tirx.pow": ("sfu", "pow", 1),
     "tl.rsqrt": ("sfu", "rsqrt", 1), "tl.exp2": ("sfu", "exp2", 1),
-    "tl.__exp": ("sfu", "exp", 1), "tl.__exp10": ("sfu", "exp10", 1), "tl.__log": ("sfu", "log", 1),
-    "tl.__log2": ("sfu", "log2", 1), "tl.__log10": ("sfu", "log10", 1), "tl.__tan": ("sfu", "tan", 1),
-    "tl.__cos": ("sfu", "cos", 1), "tl.__sin": ("sfu", "sin", 1),
+    # CUDA's fast intrinsics (__expf, ...): the hardware approximation whatever the build flags
+    "tl.__exp": ("sfu", "__exp", 1), "tl.__exp10": ("sfu", "__exp10", 1), "tl.__log": ("sfu", "__log", 1),
+    "tl.__log2": ("sfu", "__log2", 1), "tl.__log10": ("sfu", "__log10", 1), "tl.__tan": ("sfu", "__tan", 1),
+    "tl.__cos": ("sfu", "__cos", 1), "tl.__sin": ("sfu", "__sin", 1),
     "tirx.fabs": ("cuda", "abs", 1), "tirx.floor": ("cuda", "floor", 1), "tirx.ceil": ("cuda", "ceil", 1),
     "tirx.round": ("cuda", "round", 1), "tirx.trunc": ("cuda", "trunc", 1),
     "tirx.fma": ("cuda", "fma", 2),
