@@ -86,14 +86,17 @@ def triangle(S, bm, bn):
     return main
 
 
-@tilelang.jit
-def fma_exp(N, block):
+def _fma_exp(N, block):
     @T.prim_func
     def main(X: T.Tensor((N,), "float32"), Y: T.Tensor((N,), "float32")):
         with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
             for i in T.Parallel(block):
                 Y[bx * block + i] = T.exp(X[bx * block + i]) * 3.0 + X[bx * block + i]
     return main
+
+
+fma_exp = tilelang.jit(_fma_exp)
+fma_exp_fast = tilelang.jit(pass_configs={"tl.enable_fast_math": True})(_fma_exp)
 
 
 @tilelang.jit

@@ -26,6 +26,21 @@ def test_row_onehot_instructions_by_pipe():
     assert r.total_flops == blocks * 2 * 8192
 
 
+def test_special_functions_issue_their_library_sequence():
+    # Y = exp(X) * 3 + X on 4096 fp32 elements, 16 blocks of 256: per element one 4-byte LDG and one
+    # STG (fp32, vectorised 4 to a 16-byte instruction: 2 / 4), the FFMA of * 3 + X, and expf: without
+    # fast math (TileLang's default) its SASS is FFMA.SAT, FFMA.RM, FADD, two FFMA and an FMUL around
+    # MUFU.EX2, plus a SHF (benchmarks/sass_special.py): 6 FMA, 1 ALU, 1 XU
+    n = 4096
+    r = tileroof.analyze(K.fma_exp, N=n, block=256)
+    assert r.counts.inst == {"mem": n * 2 / 4, "fma": n * (1 + 6), "alu": n * 1, "xu": n * 1}
+    # with tl.enable_fast_math (--use_fast_math) expf is an FMUL by log2(e) and MUFU.EX2
+    r = tileroof.analyze(K.fma_exp_fast, N=n, block=256)
+    assert r.counts.inst == {"mem": n * 2 / 4, "fma": n * (1 + 1), "xu": n * 1}
+    # the FLOPs do not depend on the build: one special-function result and one FMA an element
+    assert r.sfu_ops == n and r.cuda_flops == 2 * n
+
+
 def test_reduce_row_threads_follow_the_fragment_layout():
     def rec(ext, dim, buf="x"):
         return OpRecord("reduce", "r", 1, np.ones(1),
