@@ -613,6 +613,9 @@ def block_chain(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy,
     stream = dev.fitted.get("block_stream_bps", 0.0)
     per_sm = resident_blocks(trace, dev, occ)
     loading = False                    # the previous op read global memory (its loads are in flight)
+    ov_moved = np.zeros(n_first)
+    ov_comp = np.zeros(n_first)
+    ov_fixed = np.full(n_first, span)
     op_spread = mem.op_spread if len(mem.op_spread) == len(trace.ops) else ((1.0, 1.0),) * len(trace.ops)
     for rec, oc, (kr, kw) in zip(trace.ops, counts.ops, op_spread):
         execs = rec.per_block[wave]
@@ -636,6 +639,8 @@ def block_chain(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy,
         if rec.kind == "reduce":
             chain = chain + dev.reduce_latency_s * execs
         first += np.maximum(share * max(moved, comp) * n_first, chain)
+        ov_moved += share * moved * n_first
+        ov_comp += np.maximum(share * comp * n_first, chain)
         if stream:
             # one block's compute at the whole SM's rates (co-resident blocks fill each other's
             # dependency stalls)
@@ -646,6 +651,7 @@ def block_chain(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy,
             trip = np.where(execs > 0, rt, 0.0)
             first += trip
             alone += trip
+            ov_fixed += trip
         # copies into registers issue their loads and go on (the next load joins them); a copy into
         # shared memory ends in a barrier, and element code uses what it loads
         loading = bool(reads and rec.kind == "copy" and rec.attrs.get("dst_scope") in (FRAGMENT, LOCAL))
@@ -653,6 +659,17 @@ def block_chain(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy,
     # keeps it full (a queue of independent requests): the SM takes no less than all of its blocks'
     # shared wavefronts and shuffles (the Hadamard transforms' exchanges and shuffles, run 139);
     # while one block waits on its loads or a reduction, the others use the pipe
+    # k blocks of the wave on one SM: the DRAM serves their loads one after another over the load
+    # phase, not all at its end, so the blocks served first compute while the others still wait,
+    # and the SM's phases overlap by a k-th of the shorter side: a phase of loads T and compute C
+    # takes max(T, C) + min(T, C) / k, not T + C (one block an SM: the lock-step sum).  Summed over
+    # the ops: the round trips and warp starts, plus the larger of the bytes' and the compute's
+    # (division chains and reduction latencies counted with the compute) sums, plus a k-th of the
+    # lock-step sum's excess over that
+    k = min(resident_blocks(trace, dev, occ), max(-(-n_first // max(dev.sm_count, 1)), 1))
+    if k > 1:
+        over = ov_fixed + np.maximum(ov_moved, ov_comp)
+        first = np.minimum(first, over + (first - over) / k)
     if stream:
         # an SM starts the first wave's blocks one after another too (blocks go to the SMs in turn,
         # so the k-th block of an SM starts k block-start intervals after the launch), and a late
