@@ -305,7 +305,20 @@ S20 = [
     ("a block that starts a DRAM round trip after the first of its group (same loop tiles) finds "
      "them in L2 and waits the L2 tile latency (off: every block at the fitted latency)", NO_FOLLOWERS),
 ]
-GROUPS = {"S11": S11, "S12": S12, "S13": S13, "S14": S14, "S16": S16, "S18": S18, "S19": S19, "S20": S20}
+# session 33, switched off alone: the special functions' SASS sequences (benchmarks/sass_special.py),
+# the registers of element loads in a pipelined loop, and the first wave's phase overlap across an
+# SM's blocks
+NO_SFU_TABLE = [(counts, "_SFU_ACCURATE", {}), (counts, "_SFU_FAST", {}), (counts, "_DIV_FAST", counts._OP_INST["div"])]
+S33 = [
+    ("special functions issue their math-library SASS (accurate expf: 6 FMA + 1 ALU + MUFU; fast math: "
+     "the MUFU) (off: every one a MUFU and an FMUL)", NO_SFU_TABLE),
+    ("element code in a pipelined loop that loads global memory into its math holds its loads in "
+     "registers (off: not counted)", [(model, "pipelined_element_load_bytes", lambda trace: 0.0)]),
+    ("the first wave's load and compute phases overlap by a k-th across an SM's k blocks "
+     "(off: the lock-step sum)", [(model, "phase_overlap", lambda first, over, k: first)]),
+]
+GROUPS = {"S11": S11, "S12": S12, "S13": S13, "S14": S14, "S16": S16, "S18": S18, "S19": S19, "S20": S20,
+          "S33": S33}
 
 
 def leave_one_out(groups=None) -> int:

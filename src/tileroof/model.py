@@ -561,6 +561,14 @@ def warp_launch_span(dev: Device, threads: int) -> float:
     return -(-threads // 32) * dev.warp_start_s
 
 
+def phase_overlap(lock_step, overlapped, k: int):
+    """The first wave's chain with k blocks an SM (block_chain): the lock-step sum less (k - 1) / k
+    of its excess over the fully overlapped bound."""
+    if k <= 1:
+        return lock_step
+    return np.minimum(lock_step, overlapped + (lock_step - overlapped) / k)
+
+
 def block_chain(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, mem, wave: np.ndarray):
     """(seconds each block of the first wave (`wave`: their indices) takes, seconds each of them
     would take uncontended) for a launch without a pipelined loop; None where the device lacks the
@@ -667,9 +675,7 @@ def block_chain(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy,
     # (division chains and reduction latencies counted with the compute) sums, plus a k-th of the
     # lock-step sum's excess over that
     k = min(resident_blocks(trace, dev, occ), max(-(-n_first // max(dev.sm_count, 1)), 1))
-    if k > 1:
-        over = ov_fixed + np.maximum(ov_moved, ov_comp)
-        first = np.minimum(first, over + (first - over) / k)
+    first = phase_overlap(first, ov_fixed + np.maximum(ov_moved, ov_comp), k)
     if stream:
         # an SM starts the first wave's blocks one after another too (blocks go to the SMs in turn,
         # so the k-th block of an SM starts k block-start intervals after the launch), and a late
