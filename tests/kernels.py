@@ -227,3 +227,14 @@ def local_array(n=8, threads=128):
             for i in T.serial(n):
                 B[tx * n + i] = x[i] * 2.0
     return main
+
+
+@tilelang.jit
+def scale_by_exp(N, block):
+    """Y = X * exp(S[0]): exp(S[0]) reads no T.Parallel variable."""
+    @T.prim_func
+    def main(X: T.Tensor((N,), "float32"), S: T.Tensor((1,), "float32"), Y: T.Tensor((N,), "float32")):
+        with T.Kernel(T.ceildiv(N, block), threads=128) as bx:
+            for i in T.Parallel(block):
+                Y[bx * block + i] = X[bx * block + i] * T.exp(S[0])
+    return main

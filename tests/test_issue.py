@@ -41,6 +41,18 @@ def test_special_functions_issue_their_library_sequence():
     assert r.sfu_ops == n and r.cuda_flops == 2 * n
 
 
+def test_loop_invariant_subexpressions_issue_once_a_thread():
+    # Y = X * exp(S[0]) on 4096 fp32 elements, blocks of 256 elements and 128 threads: each thread
+    # runs 2 elements, and exp(S[0]) reads no T.Parallel variable, so the compiler computes it once
+    # a thread: 4096 / 2 = 2048 expf (6 FMA + 1 ALU + 1 MUFU each, accurate), and 4096 FMULs.
+    # Memory: X and Y 16-byte vectors (4096 / 4 each), S[0] one load an element (not hoisted).
+    n = 4096
+    r = tileroof.analyze(K.scale_by_exp, N=n, block=256)
+    assert r.counts.inst == {"fma": n + n // 2 * 6, "alu": n // 2, "xu": n // 2, "mem": 2 * n // 4 + n}
+    # FLOPs count the program as written: one exp and one multiply an element
+    assert r.sfu_ops == n and r.cuda_flops == n
+
+
 def test_reduce_row_threads_follow_the_fragment_layout():
     def rec(ext, dim, buf="x"):
         return OpRecord("reduce", "r", 1, np.ones(1),

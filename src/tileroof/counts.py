@@ -500,8 +500,15 @@ def _record_instructions(rec: OpRecord, threads: int, accumulators: frozenset, o
         return
     execs = rec.executions
     simt = "simt_threads" in rec.attrs
+    # subexpressions that no T.Parallel variable reaches (max_x[0] * scale) run once a thread for
+    # all its elements: (executions / parallel elements) region runs x threads, not executions
+    inv = rec.attrs.get("invariant_ops") or {}
+    par = rec.attrs.get("parallel_elements") or 0
+    inv_share = min(1.0, threads / par) if par else 1.0
     for key, n in rec.ops_per_exec.items():
-        _op_instructions(key, n * execs, out, paired=not simt, fast_math=fast_math)
+        k_inv = min(inv.get(key, 0), n)
+        _op_instructions(key, ((n - k_inv) + k_inv * inv_share) * execs, out, paired=not simt,
+                         fast_math=fast_math)
     for op in rec.operands:
         if rec.kind == "ldmatrix":
             out[P_MEM] += execs

@@ -86,17 +86,36 @@ def _is_float(dtype) -> bool:
 class ArithCount:
     """Counts of one element-level expression: ops by (unit, dtype, op) and the loads it makes."""
 
-    def __init__(self):
+    def __init__(self, invariant=None):
         self.ops: Counter = Counter()
         self.loads: list[tirx.BufferLoad] = []
         self.unknown: Counter = Counter()
         self._seen_int: set = set()
+        # the part of `ops` in subexpressions that `invariant(expr)` says do not change from one
+        # T.Parallel iteration to the next (max_x[0] * scale): the compiler computes them once a
+        # thread, not once an element (instructions only: FLOPs count as written)
+        self.invariant: Counter = Counter()
+        self._is_invariant = invariant
+        self._in_invariant = False
 
     def visit(self, e) -> None:
         if isinstance(e, (tirx.IntImm, tirx.FloatImm, tirx.Var, tirx.StringImm)) or e is None:
             return
         if _constant(e):            # folded by the compiler (e.g. -inf written as inf * -1.0)
             return
+        if (self._is_invariant is not None and not self._in_invariant
+                and not isinstance(e, tirx.BufferLoad) and self._is_invariant(e)):
+            before = Counter(self.ops)
+            self._in_invariant = True
+            try:
+                self._visit(e)
+            finally:
+                self._in_invariant = False
+            self.invariant.update(self.ops - before)
+            return
+        self._visit(e)
+
+    def _visit(self, e) -> None:
         if not isinstance(e, tirx.BufferLoad) and not _is_float(e.dtype) and str(e.dtype) != "bool":
             # integer work written more than once in one statement (a dequantisation's nibble,
             # x >> s & 15, in each of the sign, exponent and mantissa fields) is computed once:

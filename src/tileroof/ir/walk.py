@@ -1060,7 +1060,7 @@ class Walker:
         return _weight(m, w, self.loops)
 
     def visit_BufferStore(self, s, m):
-        arith = ArithCount()
+        arith = ArithCount(self._parallel_invariance())
         arith.visit(s.value)
         for i in s.indices:
             arith._indices(i)
@@ -1122,6 +1122,22 @@ class Walker:
             del self.ev.locals[key]
         for key in [k for k in self.ev.data_locals if k[0].same_as(data)]:
             del self.ev.data_locals[key]
+
+    def _parallel_invariance(self):
+        """Inside T.Parallel: a test that an expression reads none of its loop variables (lets
+        followed), so the compiler computes it once a thread; None outside."""
+        if not self.parallel_vars:
+            return None
+        axes = {id(self.env[v]) for v in self.parallel_vars if isinstance(self.env.get(v), LoopAxis)}
+        if not axes:
+            return None
+
+        def invariant(e) -> bool:
+            # (a Let inside binds a variable the environment does not know: not judged)
+            lets = []
+            tirx.stmt_functor.post_order_visit(e, lambda n: lets.append(1) if isinstance(n, tirx.Let) else None)
+            return not lets and not any(id(ax) in axes for ax in affine.loop_vars_in(e, self.env).values())
+        return invariant
 
     def _element_record(self, label, arith, m, target):
         """One record for element-level code: its loads, its store (if any) and its arithmetic.
@@ -1208,7 +1224,9 @@ class Walker:
         self.ops.append(OpRecord(
             kind="elementwise", label=label, executions=n, per_block=per_block,
             operands=tuple(operands), attrs={**(self._simt_attrs(m, n) if simt else {}), **self._pipeline_attrs(),
-                                             **({"parallel_elements": par_extent} if not simt else {})},
+                                             **({"parallel_elements": par_extent} if not simt else {}),
+                                             **({"invariant_ops": dict(arith.invariant)}
+                                                if arith.invariant and not simt else {})},
             ops_per_exec=dict(arith.ops), pipeline_stages=self.stages,
             pipeline=self.pipeline, loops=tuple(self._serial_loops)))
 
