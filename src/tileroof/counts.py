@@ -564,8 +564,7 @@ def count(trace: KernelTrace, instruction: str = "mma") -> Counts:
     accumulators = gemm_accumulators(trace)
     threads = max(trace.threads_per_block, 1)
     reps = fragment_replicas(trace, instruction)
-    fast = bool(trace.pass_config("tl.enable_fast_math", False))
-    ops = [count_op(r, accumulators, threads, reps, fast) for r in trace.ops]
+    ops = [count_op(r, accumulators, threads, reps, trace.fast_math) for r in trace.ops]
     flops, nbytes, excess, inst, conv = Counter(), Counter(), Counter(), Counter(), 0
     for oc in ops:
         flops.update(oc.flops)

@@ -221,9 +221,7 @@ def live_fragment_bytes(trace: KernelTrace) -> int:
             continue
         held = 0.0
         if rec.kind == "elementwise" and rec.attrs.get("parallel_elements"):
-            held = sum(o.elements * dtype_bytes(o.dtype) for o in rec.operands
-                       if o.scope == GLOBAL and o.access == "read" and o.element)
-            held *= rec.attrs["parallel_elements"] / rec.executions
+            held = _element_load_bytes(rec)
         elif rec.kind == "copy" and not rec.pipeline:
             src, dst = rec.attrs.get("src_scope"), rec.attrs.get("dst_scope")
             dropped = dst in (FRAGMENT, LOCAL) and not any(
@@ -234,6 +232,14 @@ def live_fragment_bytes(trace: KernelTrace) -> int:
             key = ("loads in flight", i)
             live[key], sizes[key] = (i, i), int(held)
     return _peak_live(live, sizes)
+
+
+def _element_load_bytes(rec) -> float:
+    """The global bytes one run of a T.Parallel element op loads into its math (its tile: each
+    thread's unrolled share is loaded into registers before the first use)."""
+    return sum(o.elements * dtype_bytes(o.dtype) for o in rec.operands
+               if o.scope == GLOBAL and o.access == "read" and o.element) \
+        * rec.attrs["parallel_elements"] / rec.executions
 
 
 def _copy_global_bytes(rec) -> float:
@@ -257,9 +263,9 @@ def pipelined_element_load_bytes(trace: KernelTrace) -> float:
     """Bytes a block holds in registers for element code inside a pipelined loop that loads global
     memory into its math (upstream's linear attention: q = Q * scale in a T.Parallel; ptxas 150
     registers where the fragments and the base give 128): no cp.async can move it (the value is not
-    a plain or zero-filled load, as a convolution's gathered tile is), so a thread's unrolled share of the tile is loaded
-    into registers, all loads before the first use, as live_fragment_bytes counts outside a loop.
-    The largest one op holds (the ops of an iteration run one after another)."""
+    a plain or zero-filled load, as a convolution's gathered tile is), so a thread's unrolled share
+    of the tile is loaded into registers, all loads before the first use, as live_fragment_bytes
+    counts outside a loop.  The largest one op holds (the ops of an iteration run one after another)."""
     held = 0.0
     for rec in trace.ops:
         if not (rec.pipeline and rec.kind == "elementwise" and rec.executions
@@ -268,9 +274,7 @@ def pipelined_element_load_bytes(trace: KernelTrace) -> float:
         dst = [trace.buffers.get(o.buffer) for o in rec.operands if o.scope == SHARED and o.access == "write"]
         if any(b is not None and b.stages > 1 for b in dst) or all(k[2] == "select" for k in rec.ops_per_exec):
             continue                        # a plain (or zero-filled) move into a shared tile: cp.async
-        n = sum(o.elements * dtype_bytes(o.dtype) for o in rec.operands
-                if o.scope == GLOBAL and o.access == "read" and o.element)
-        held = max(held, n * rec.attrs["parallel_elements"] / rec.executions)
+        held = max(held, _element_load_bytes(rec))
     return held
 
 
@@ -502,7 +506,7 @@ def division_chain(rec, trace: KernelTrace, dev: Device) -> np.ndarray | float:
     takes ~1 ns).  Threads of one block and of co-resident blocks run their chains side by side.
     0 where the device has not measured it, and for kernels compiled with tl.enable_fast_math
     (--use_fast_math: approximate division, a MUFU.RCP and an FMUL that pipeline like a multiply)."""
-    if not dev.division_latency_s or trace.pass_config("tl.enable_fast_math"):
+    if not dev.division_latency_s or trace.fast_math:
         return 0.0
     n = sum(v for (unit, _dt, name), v in rec.ops_per_exec.items() if unit == CUDA and name == "div")
     if not n:
@@ -663,10 +667,6 @@ def block_chain(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy,
         # copies into registers issue their loads and go on (the next load joins them); a copy into
         # shared memory ends in a barrier, and element code uses what it loads
         loading = bool(reads and rec.kind == "copy" and rec.attrs.get("dst_scope") in (FRAGMENT, LOCAL))
-    # but the SM's one shared-memory pipe serves its co-resident blocks in turn, and one block alone
-    # keeps it full (a queue of independent requests): the SM takes no less than all of its blocks'
-    # shared wavefronts and shuffles (the Hadamard transforms' exchanges and shuffles, run 139);
-    # while one block waits on its loads or a reduction, the others use the pipe
     # k blocks of the wave on one SM: the DRAM serves their loads one after another over the load
     # phase, not all at its end, so the blocks served first compute while the others still wait,
     # and the SM's phases overlap by a k-th of the shorter side: a phase of loads T and compute C
@@ -674,8 +674,12 @@ def block_chain(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy,
     # the ops: the round trips and warp starts, plus the larger of the bytes' and the compute's
     # (division chains and reduction latencies counted with the compute) sums, plus a k-th of the
     # lock-step sum's excess over that
-    k = min(resident_blocks(trace, dev, occ), max(-(-n_first // max(dev.sm_count, 1)), 1))
+    k = min(per_sm, max(-(-n_first // max(dev.sm_count, 1)), 1))
     first = phase_overlap(first, ov_fixed + np.maximum(ov_moved, ov_comp), k)
+    # but the SM's one shared-memory pipe serves its co-resident blocks in turn, and one block alone
+    # keeps it full (a queue of independent requests): the SM takes no less than all of its blocks'
+    # shared wavefronts and shuffles (the Hadamard transforms' exchanges and shuffles, run 139);
+    # while one block waits on its loads or a reduction, the others use the pipe
     if stream:
         # an SM starts the first wave's blocks one after another too (blocks go to the SMs in turn,
         # so the k-th block of an SM starts k block-start intervals after the launch), and a late

@@ -154,6 +154,12 @@ class KernelTrace:
         return next((v for k, v in self.pass_configs if k == key), default)
 
     @property
+    def fast_math(self) -> bool:
+        """Built with tl.enable_fast_math (nvcc --use_fast_math): approximate divisions and
+        special functions."""
+        return bool(self.pass_config("tl.enable_fast_math", False))
+
+    @property
     def num_blocks(self) -> int:
         return self.grid[0] * self.grid[1] * self.grid[2]
 
