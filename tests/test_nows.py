@@ -52,3 +52,24 @@ def test_blocks_share_an_sm_only_as_many_as_are_there():
     assert one.timing.occupancy.blocks_per_sm == 4
     c1, c2 = one.timing.pipeline["terms_s"]["compute"], two.timing.pipeline["terms_s"]["compute"]
     assert c2 / c1 == pytest.approx(model.coresidency(dev, 2), rel=1e-6)
+
+
+def test_a_block_of_fewer_warps_than_schedulers_issues_from_that_many():
+    """A warp stays on its SM sub-partition: a one-warp block's gemms and arithmetic go at a quarter
+    of the SM's rates (four schedulers), and three such blocks on an SM do not contend (three
+    schedulers); a four-warp block of the same tile runs at the SM's rates."""
+    dev = devices.load("h200")
+    assert [model.subpartitions_used(dev, t) for t in (32, 64, 96, 128, 512)] == [1, 2, 3, 4, 4]
+    assert model.subpartitions_used(replace(dev, warp_schedulers=0), 32) == 0
+    p = dict(block_M=16, block_N=64, block_K=64, num_stages=2, iters=400, threads=32, grid=3 * dev.sm_count)
+    on = tileroof.analyze(tl_kernels.gemm_pipe_nows, device=dev, **p).timing.pipeline
+    off = tileroof.analyze(tl_kernels.gemm_pipe_nows, device=replace(dev, warp_schedulers=0), **p).timing.pipeline
+    assert on["resident_blocks"] == off["resident_blocks"] == 3
+    math = 2 * 16 * 64 * 64 / dev.tensor_flops_per_clk("fp16")          # one iteration's cycles at the SM's peak
+    # without the rule: the SM's rates, three blocks contending (the co-residency curve at 3); with
+    # it: a quarter of them, the three blocks on three schedulers side by side (both at the clock the
+    # launch runs at: their ratio does not depend on it)
+    ratio = on["terms_s"]["compute"] / off["terms_s"]["compute"]
+    assert ratio == pytest.approx(model.nows_iteration(dev, 4 * math, 1)
+                                  / (model.nows_iteration(dev, math, 1) * model.coresidency(dev, 3)), rel=1e-6)
+    assert abs(ratio - 1.0) > 0.1

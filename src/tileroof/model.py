@@ -624,6 +624,8 @@ def block_chain(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy,
     pipe = np.zeros(n_first)           # the block's co-resident blocks' time on the SM's shared pipe
     stream = dev.fitted.get("block_stream_bps", 0.0)
     per_sm = resident_blocks(trace, dev, occ)
+    sub = subpartitions_used(dev, occ.threads_per_block)
+    sub_slow = dev.warp_schedulers / sub if sub else 1.0
     loading = False                    # the previous op read global memory (its loads are in flight)
     ov_moved = np.zeros(n_first)
     ov_comp = np.zeros(n_first)
@@ -655,8 +657,9 @@ def block_chain(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy,
         ov_comp += np.maximum(share * comp * n_first, chain)
         if stream:
             # one block's compute at the whole SM's rates (co-resident blocks fill each other's
-            # dependency stalls)
-            alone += np.maximum(np.maximum(share * (rd + wr) / stream, share * comp * n_first / per_sm), chain)
+            # dependency stalls), or at the share of them its warps' schedulers have
+            alone += np.maximum(np.maximum(share * (rd + wr) / stream, share * comp * n_first / per_sm * sub_slow),
+                                chain)
             pipe += share * t_shared * n_first
         reads = rd > 0
         if reads and not loading:
@@ -883,7 +886,17 @@ def nows_iteration(dev: Device, math_cycles: float, n_gemm: int) -> float:
     return math_cycles / dev.tensor_rate_share_nows + max(n_gemm, 1) * dev.gemm_iteration_cycles_nows
 
 
-def coresidency(dev: Device, blocks: int) -> float:
+def subpartitions_used(dev: Device, threads: int) -> int:
+    """SM sub-partitions (warp schedulers) one block's warps occupy, or 0 where the device does not
+    say: a warp stays on the scheduler it was given, so a block of fewer warps than schedulers
+    issues from that many of them only, and its math and SIMT work go at that share of the SM's
+    rates (CUDA C++ Programming Guide, compute capability 9.0: four warp schedulers an SM)."""
+    if not dev.warp_schedulers:
+        return 0
+    return min(max(-(-threads // 32), 1), dev.warp_schedulers)
+
+
+def coresidency(dev: Device, blocks: float) -> float:
     """The SM's time for one iteration of each of `blocks` co-resident blocks without warp
     specialisation, over one block's iteration alone: the measured curve (gemm_pipe --nows: 1.69 at
     2, 2.44 at 4 blocks per SM; linear between points, along the last segment past them), or
@@ -1127,9 +1140,11 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
         chain = 0.0
         if nows and math_cycles:
             eff = 1.0
-            t_tens = nows_iteration(dev, math_cycles / total_iters, n_gemm) / clock_hz
-            chain = consumer_compute(t_tens, other / total_iters) * spill
-            co = coresidency(dev, share)
+            sub = subpartitions_used(dev, occ.threads_per_block)
+            slow_sub = (dev.warp_schedulers / sub) if sub else 1.0
+            t_tens = (nows_iteration(dev, math_cycles / total_iters * slow_sub, n_gemm)) / clock_hz
+            chain = consumer_compute(t_tens, other / total_iters * slow_sub) * spill
+            co = coresidency(dev, share * sub / dev.warp_schedulers) if sub else coresidency(dev, share)
             t_compute = chain * co
             t_tc_iter = t_tens * spill * co
             chain += sync_wait
