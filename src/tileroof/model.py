@@ -797,7 +797,7 @@ def pipelined_loop(trace: KernelTrace, counts: Counts):
 
 def consumer_registers(occ: Occupancy) -> tuple[int, int]:
     """(consumer threads per block, registers one consumer thread has)."""
-    return max(occ.consumer_warpgroups * 128, 1), occ.consumer_regs_per_thread or occ.regs_per_thread
+    return min(max(occ.consumer_warpgroups * 128, 1), occ.threads_per_block), occ.consumer_regs_per_thread or occ.regs_per_thread
 
 
 def spilled_share(rec, occ: Occupancy) -> float:
