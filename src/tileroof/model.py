@@ -890,7 +890,8 @@ def subpartitions_used(dev: Device, threads: int) -> int:
     """SM sub-partitions (warp schedulers) one block's warps occupy, or 0 where the device does not
     say: a warp stays on the scheduler it was given, so a block of fewer warps than schedulers
     issues from that many of them only, and its math and SIMT work go at that share of the SM's
-    rates (CUDA C++ Programming Guide, compute capability 9.0: four warp schedulers an SM)."""
+    rates (the catalog's warp_schedulers: four processing blocks an SM on Hopper, each with its
+    own scheduler, H100 whitepaper; tileroof.gpu.gemm_pipe --warps measures it)."""
     if not dev.warp_schedulers:
         return 0
     return min(max(-(-threads // 32), 1), dev.warp_schedulers)

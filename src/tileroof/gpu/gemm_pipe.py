@@ -6,6 +6,7 @@ iteration against block_K (16..128) is a line: its intercept is the fixed cost p
 slope the math.
 
     python -m tileroof.gpu.gemm_pipe --out DIR
+    python -m tileroof.gpu.gemm_pipe --nows|--fed|--chain|--warps --out DIR
 """
 from __future__ import annotations
 
@@ -262,8 +263,53 @@ def chain_main(argv) -> int:
         f"{p['per_iter_s'] * p['sm_clock_hz']:5.0f} cycles at {p['sm_clock_hz'] / 1e6:.0f} MHz"))
 
 
+# --warps (session 34): tl_kernels.gemm_pipe_nows with blocks of fewer warps than the SM has
+# schedulers (one warp: 16x64 tiles, mma; two: 32x64), at 1-8 blocks an SM: whether a small
+# block's iteration runs at its warps' share of the SM (model.subpartitions_used: flat from 1 to
+# 4 one-warp blocks an SM, rising past them) or at the whole SM's rate shared by its blocks
+WARPS_SHAPES = ((16, 64, 32), (32, 64, 64))
+WARPS_PER_SM = {(16, 64, 32): (1, 2, 3, 4, 8), (32, 64, 64): (1, 2, 4)}
+
+
+def warps_configs(sm_count: int) -> list[dict]:
+    out = []
+    for bm, bn, threads in WARPS_SHAPES:
+        for bk in BLOCK_KS[1:]:
+            for per_sm in (WARPS_PER_SM[(bm, bn, threads)] if bk == 64 else (1,)):
+                for iters in ITERS:
+                    out.append({"shape": [bm, bn, threads], "block_K": bk, "iters": iters, "blocks_per_sm": per_sm,
+                                "params": dict(block_M=bm, block_N=bn, block_K=bk, num_stages=NOWS_STAGES,
+                                               threads=threads, iters=iters, grid=per_sm * sm_count)})
+    return out
+
+
+def warps_points(cfgs: list) -> list:
+    """Per (shape, block_K, blocks per SM): time per iteration (the difference between the ITERS
+    runs) and the SM clock."""
+    out = []
+    keys = sorted({(tuple(c["shape"]), c["block_K"], c["blocks_per_sm"]) for c in cfgs})
+    for shape, bk, per_sm in keys:
+        sel = [c for c in cfgs if (tuple(c["shape"]), c["block_K"], c["blocks_per_sm"]) == (shape, bk, per_sm)
+               and "stats" in c]
+        t = {c["iters"]: c["stats"]["median_s"] for c in sel}
+        if len(t) == 2:
+            out.append({"shape": list(shape), "block_K": bk, "blocks_per_sm": per_sm, "per_iter_s": per_iteration(t),
+                        "sm_clock_hz": statistics.median(c["sm_clock_hz"] for c in sel if c.get("sm_clock_hz"))})
+    return out
+
+
+def warps_main(argv) -> int:
+    return _points_main(argv, "gemm_pipe_warps", "gemm_pipe_nows", warps_configs, _make_args, warps_points,
+                        lambda p: (f"{p['shape']} bk{p['block_K']} x{p['blocks_per_sm']} an SM: "
+                                   f"{p['per_iter_s'] * 1e9:6.0f} ns = {p['per_iter_s'] * p['sm_clock_hz']:5.0f} cycles "
+                                   f"at {p['sm_clock_hz'] / 1e6:.0f} MHz"))
+
+
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if "--warps" in argv:
+        argv.remove("--warps")
+        return warps_main(argv)
     if "--chain" in argv:
         argv.remove("--chain")
         return chain_main(argv)
