@@ -317,8 +317,15 @@ S33 = [
     ("the first wave's load and compute phases overlap by a k-th across an SM's k blocks "
      "(off: the lock-step sum)", [(model, "phase_overlap", lambda first, over, k: first)]),
 ]
+# session 34, switched off alone: a block of fewer warps than the SM's schedulers issues from that
+# many (model.subpartitions_used)
+S34 = [
+    ("a block of w < 4 warps issues from w of the SM's schedulers: its math and SIMT work at w / 4 "
+     "of the SM's rates (off: the whole SM's, shared by its blocks)",
+     [(model, "subpartitions_used", lambda dev, threads: 0)]),
+]
 GROUPS = {"S11": S11, "S12": S12, "S13": S13, "S14": S14, "S16": S16, "S18": S18, "S19": S19, "S20": S20,
-          "S33": S33}
+          "S33": S33, "S34": S34}
 
 
 def leave_one_out(groups=None) -> int:
