@@ -624,8 +624,7 @@ def block_chain(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy,
     pipe = np.zeros(n_first)           # the block's co-resident blocks' time on the SM's shared pipe
     stream = dev.fitted.get("block_stream_bps", 0.0)
     per_sm = resident_blocks(trace, dev, occ)
-    sub = subpartitions_used(dev, occ.threads_per_block)
-    sub_slow = dev.warp_schedulers / sub if sub else 1.0
+    sched = scheduler_share(dev, occ.threads_per_block)
     loading = False                    # the previous op read global memory (its loads are in flight)
     ov_moved = np.zeros(n_first)
     ov_comp = np.zeros(n_first)
@@ -658,7 +657,7 @@ def block_chain(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy,
         if stream:
             # one block's compute at the whole SM's rates (co-resident blocks fill each other's
             # dependency stalls), or at the share of them its warps' schedulers have
-            alone += np.maximum(np.maximum(share * (rd + wr) / stream, share * comp * n_first / per_sm * sub_slow),
+            alone += np.maximum(np.maximum(share * (rd + wr) / stream, share * comp * n_first / per_sm / sched),
                                 chain)
             pipe += share * t_shared * n_first
         reads = rd > 0
@@ -895,6 +894,13 @@ def subpartitions_used(dev: Device, threads: int) -> int:
     if not dev.warp_schedulers:
         return 0
     return min(max(-(-threads // 32), 1), dev.warp_schedulers)
+
+
+def scheduler_share(dev: Device, threads: int) -> float:
+    """The share of an SM's schedulers (and of its rates) one block of `threads` threads issues
+    from: subpartitions_used over the SM's schedulers (1 where the device does not say)."""
+    sub = subpartitions_used(dev, threads)
+    return sub / dev.warp_schedulers if sub else 1.0
 
 
 def coresidency(dev: Device, blocks: float) -> float:
@@ -1141,11 +1147,12 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
         chain = 0.0
         if nows and math_cycles:
             eff = 1.0
-            sub = subpartitions_used(dev, occ.threads_per_block)
-            slow_sub = (dev.warp_schedulers / sub) if sub else 1.0
-            t_tens = (nows_iteration(dev, math_cycles / total_iters * slow_sub, n_gemm)) / clock_hz
-            chain = consumer_compute(t_tens, other / total_iters * slow_sub) * spill
-            co = coresidency(dev, share * sub / dev.warp_schedulers) if sub else coresidency(dev, share)
+            # a block of fewer warps than schedulers: its work at their share of the SM's rates, and
+            # its co-resident blocks contend by the schedulers they fill (three one-warp blocks: none)
+            sched = scheduler_share(dev, occ.threads_per_block)
+            t_tens = nows_iteration(dev, math_cycles / total_iters / sched, n_gemm) / clock_hz
+            chain = consumer_compute(t_tens, other / total_iters / sched) * spill
+            co = coresidency(dev, share * sched)
             t_compute = chain * co
             t_tc_iter = t_tens * spill * co
             chain += sync_wait
