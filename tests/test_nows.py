@@ -62,8 +62,12 @@ def test_a_block_of_fewer_warps_than_schedulers_issues_from_that_many():
     assert [model.subpartitions_used(dev, t) for t in (32, 64, 96, 128, 512)] == [1, 2, 3, 4, 4]
     assert model.subpartitions_used(replace(dev, warp_schedulers=0), 32) == 0
     p = dict(block_M=16, block_N=64, block_K=64, num_stages=2, iters=400, threads=32, grid=3 * dev.sm_count)
-    on = tileroof.analyze(tl_kernels.gemm_pipe_nows, device=dev, **p).timing.pipeline
-    off = tileroof.analyze(tl_kernels.gemm_pipe_nows, device=replace(dev, warp_schedulers=0), **p).timing.pipeline
+    r_on = tileroof.analyze(tl_kernels.gemm_pipe_nows, device=dev, **p)
+    r_off = tileroof.analyze(tl_kernels.gemm_pipe_nows, device=replace(dev, warp_schedulers=0), **p)
+    on, off = r_on.timing.pipeline, r_off.timing.pipeline
+    # the report says so where it applies, and only there
+    assert any("1 of the SM's 4 warp schedulers" in a for a in r_on.assumptions)
+    assert not any("warp schedulers" in a for a in r_off.assumptions)
     assert on["resident_blocks"] == off["resident_blocks"] == 3
     math = 2 * 16 * 64 * 64 / dev.tensor_flops_per_clk("fp16")          # one iteration's cycles at the SM's peak
     # without the rule: the SM's rates, three blocks contending (the co-residency curve at 3); with

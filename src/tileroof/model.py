@@ -1517,6 +1517,12 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
             f"each SM runs its blocks' chains uncontended (their bytes at one block's stream rate, "
             f"{dev.fitted.get('block_stream_bps', 0.0) / 1e9:.0f} GB/s fitted on run 130): "
             f"{timed[2]['block chain'] * 1e6:.2f} us (tileroof.gpu.measure's probe_chain_* cases, timeline sets 17-18)")
+    if scheduler_share(dev, occ.threads_per_block) < 1.0 and (timed[1] == "block chain" or timed[4].get("nows_iteration_law")):
+        w = subpartitions_used(dev, occ.threads_per_block)
+        assumptions.append(
+            f"a block of {occ.threads_per_block} threads issues from {w} of the SM's {dev.warp_schedulers} warp "
+            f"schedulers: its math and SIMT work run at {w}/{dev.warp_schedulers} of the SM's rates, and its "
+            "co-resident blocks contend only for the schedulers they fill (model.subpartitions_used)")
     if any(division_chain_total(rec, trace, dev) for rec in trace.ops):
         if dev.division_latency_s:
             assumptions.append(
