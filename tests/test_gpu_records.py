@@ -233,3 +233,33 @@ def test_blockrate_pair_permutation():
         assert sorted(w.tolist()) == list(range(G))
         lead = b[(b // D) % 2 == 0]
         assert (w[lead] % 2 == 0).all() and (w[lead + D] == w[lead] + 1).all()
+
+
+def test_gemm_pipe_warps_configs_points_and_check(tmp_path):
+    """--warps (session 34): one-warp blocks at 1, 2, 3, 4 and 8 an SM and two-warp blocks at 1, 2
+    and 4 (block_K 64), both at block_K 32 / 64 / 128 alone on their SMs; warps_points takes the
+    ITERS difference of each point's two medians; benchmarks/warps_check.py reads such a record."""
+    import subprocess
+    import sys
+
+    from tileroof.gpu import gemm_pipe as G
+    cfgs = G.warps_configs(132)
+    keys = {(tuple(c["shape"]), c["block_K"], c["blocks_per_sm"]) for c in cfgs}
+    assert {k[2] for k in keys if k[0] == (16, 64, 32) and k[1] == 64} == {1, 2, 3, 4, 8}
+    assert {k[2] for k in keys if k[0] == (32, 64, 64) and k[1] == 64} == {1, 2, 4}
+    assert len(cfgs) == 2 * len(keys)
+    assert all(c["params"]["grid"] == c["blocks_per_sm"] * 132 for c in cfgs)
+    # a made-up run: 1 us more over the ITERS difference at every point, 1.8 GHz
+    fake = []
+    for c in cfgs:
+        t = 1e-3 + (1e-6 * (G.ITERS[1] - G.ITERS[0]) if c["iters"] == G.ITERS[1] else 0.0)
+        fake.append({**c, "stats": {"median_s": t}, "sm_clock_hz": 1.8e9})
+    pts = G.warps_points(fake)
+    assert len(pts) == len(keys) and all(p["per_iter_s"] == pytest.approx(1e-6) for p in pts)
+    rec = tmp_path / "gemm_pipe_warps.json"
+    rec.write_text(json.dumps({"sm_count": 132, "points": [p for p in pts if p["block_K"] == 64]}))
+    out = subprocess.run([sys.executable, str(Path(__file__).resolve().parent.parent / "benchmarks" / "warps_check.py"),
+                          str(rec)], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    lines = [ln for ln in out.stdout.splitlines() if ln.startswith("[16, 64, 32]")]
+    assert len(lines) == 5 and all(" 1800 " in ln for ln in lines)     # 1 us at 1.8 GHz
