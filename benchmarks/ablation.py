@@ -323,6 +323,10 @@ S34 = [
     ("a block of w < 4 warps issues from w of the SM's schedulers: its math and SIMT work at w / 4 "
      "of the SM's rates (off: the whole SM's, shared by its blocks)",
      [(model, "subpartitions_used", lambda dev, threads: 0)]),
+    ("such a block's iteration at the measured small-block mma rate and fixed cycles, its co-resident "
+     "blocks by the measured warps-on-the-SM curve (gemm_pipe --warps, run 156) (off: the four-warp "
+     "nows share and no contention below four warps)",
+     [(model, "small_block_iteration", lambda *a: None), (model, "small_block_coresidency", lambda *a: None)]),
 ]
 GROUPS = {"S11": S11, "S12": S12, "S13": S13, "S14": S14, "S16": S16, "S18": S18, "S19": S19, "S20": S20,
           "S33": S33, "S34": S34}

@@ -29,6 +29,9 @@ What is written into src/tileroof/devices/profiles/<device>.toml, before its [fi
   [measured.gemm_iteration_cycles_nows] } from a gemm_pipe_nows-*.json run (gemm_pipe --nows): the
   [measured.tensor_rate_share_nows]     } pipelined gemm iteration without warp specialisation, its
   [measured.coresidency_nows]           } fixed cycles, math rate over the peak, co-resident blocks
+  [measured.small_block_nows]           } from a gemm_pipe_warps-*.json run (gemm_pipe --warps): blocks of
+  [measured.coresidency_warps]          } one and two warps, their math rate and fixed cycles, and
+                                          co-resident small blocks by the warps on the SM
   [measured.gemm_wait_cycles]     } from an attn_pipe-*.json run (tileroof.gpu.attn_pipe): what a second gemm
   [measured.gemm_wait_cycles_overlapped] } adds to a pipelined iteration's fixed cost, one / several consumer
                                     warpgroups (its fixed cycles less the profile's gemm_iteration_cycles*)
@@ -107,6 +110,10 @@ def main(argv=None) -> int:
             return
         if run.get("schema") == "tileroof.gemm_pipe_nows/1":
             tables.update(derive.nows_entries(run, base.tensor_flops_per_clk("fp16"), _where(path, run)))
+            return
+        if run.get("schema") == "tileroof.gemm_pipe_warps/1":
+            tables.update(derive.small_block_entries(run, base.tensor_flops_per_clk("fp16"), base.warp_schedulers,
+                                                     _where(path, run)))
             return
         if run.get("schema") == "tileroof.attn_pipe/1":
             one = tables.get("gemm_iteration_cycles", {}).get("value", base.gemm_iteration_cycles)

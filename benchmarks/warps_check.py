@@ -6,6 +6,10 @@ from w schedulers (model.subpartitions_used) and without it (warp_schedulers = 0
 (each at its own clock: the measured block's, the model's).
 
     python benchmarks/warps_check.py RECORD.json [--device h200]
+
+Since session 34 the profile holds run 156's small-block figures (derive.small_block_entries of
+results/h100/gemm_pipe_warps-20261207T063221Z.json): on that record the "model" column is its own
+fit; a new record (another GPU, other tiles) is the test.
 """
 from __future__ import annotations
 

@@ -55,25 +55,53 @@ def test_blocks_share_an_sm_only_as_many_as_are_there():
 
 
 def test_a_block_of_fewer_warps_than_schedulers_issues_from_that_many():
-    """A warp stays on its SM sub-partition: a one-warp block's gemms and arithmetic go at a quarter
-    of the SM's rates (four schedulers), and three such blocks on an SM do not contend (three
-    schedulers); a four-warp block of the same tile runs at the SM's rates."""
+    """A warp stays on its SM sub-partition: without the small-block measurement, a one-warp
+    block's gemms and arithmetic go at a quarter of the SM's rates and three such blocks on an SM
+    do not contend (three schedulers); with it (gemm_pipe --warps, run 156), the one-warp block's
+    iteration is the measured rate and fixed cycles, and its co-resident blocks contend by the
+    warps on the SM (the measured curve at 3 over 1)."""
     dev = devices.load("h200")
     assert [model.subpartitions_used(dev, t) for t in (32, 64, 96, 128, 512)] == [1, 2, 3, 4, 4]
     assert model.subpartitions_used(replace(dev, warp_schedulers=0), 32) == 0
     p = dict(block_M=16, block_N=64, block_K=64, num_stages=2, iters=400, threads=32, grid=3 * dev.sm_count)
-    r_on = tileroof.analyze(tl_kernels.gemm_pipe_nows, device=dev, **p)
+    unmeasured = replace(dev, small_block_nows=(), coresidency_warps=())
+    r_on = tileroof.analyze(tl_kernels.gemm_pipe_nows, device=unmeasured, **p)
+    r_meas = tileroof.analyze(tl_kernels.gemm_pipe_nows, device=dev, **p)
     r_off = tileroof.analyze(tl_kernels.gemm_pipe_nows, device=replace(dev, warp_schedulers=0), **p)
-    on, off = r_on.timing.pipeline, r_off.timing.pipeline
+    on, meas, off = r_on.timing.pipeline, r_meas.timing.pipeline, r_off.timing.pipeline
     # the report says so where it applies, and only there
     assert any("1 of the SM's 4 warp schedulers" in a for a in r_on.assumptions)
     assert not any("warp schedulers" in a for a in r_off.assumptions)
     assert on["resident_blocks"] == off["resident_blocks"] == 3
     math = 2 * 16 * 64 * 64 / dev.tensor_flops_per_clk("fp16")          # one iteration's cycles at the SM's peak
     # without the rule: the SM's rates, three blocks contending (the co-residency curve at 3); with
-    # it: a quarter of them, the three blocks on three schedulers side by side (both at the clock the
-    # launch runs at: their ratio does not depend on it)
+    # it: a quarter of them, the three blocks on three schedulers side by side (all at the clock the
+    # launch runs at: the ratios do not depend on it)
     ratio = on["terms_s"]["compute"] / off["terms_s"]["compute"]
     assert ratio == pytest.approx(model.nows_iteration(dev, 4 * math, 1)
                                   / (model.nows_iteration(dev, math, 1) * model.coresidency(dev, 3)), rel=1e-6)
-    assert abs(ratio - 1.0) > 0.1
+    # measured: 16x64x64 at 0.3312 of a quarter of the peak + 125.5 cycles, x curve(3) / curve(1)
+    want = (4 * math / 0.3312 + 125.5) * 1.256
+    assert model.small_block_iteration(dev, math, 1, 32) == pytest.approx(4 * math / 0.3312 + 125.5)
+    assert model.small_block_coresidency(dev, 3, 32) == pytest.approx(1.256)
+    assert model.small_block_coresidency(dev, 2, 64) == pytest.approx(1.402 / 1.042)
+    assert model.small_block_iteration(dev, math, 1, 128) is None and model.small_block_coresidency(dev, 2, 128) is None
+    assert meas["terms_s"]["compute"] / on["terms_s"]["compute"] == pytest.approx(
+        want / model.nows_iteration(dev, 4 * math, 1), rel=1e-6)
+
+
+def test_small_block_entries_are_the_records():
+    """The profile's small_block_nows and coresidency_warps are derive.small_block_entries of the
+    committed gemm_pipe --warps record (run 156): one-warp blocks 0.331 of their scheduler's share
+    of the peak and 125.5 cycles an iteration; 1.40 at four warps an SM."""
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent / "benchmarks" / "results" / "h100"
+    rec = json.loads((root / "gemm_pipe_warps-20261207T063221Z.json").read_text())
+    out = derive.small_block_entries(rec, 4096.0, 4, "x")
+    dev = devices.load("h200")
+    assert tuple(tuple(float(v) for v in row) for row in out["small_block_nows"]["value"]) == dev.small_block_nows
+    assert tuple(tuple(float(v) for v in row) for row in out["coresidency_warps"]["value"]) == dev.coresidency_warps
+    assert dev.small_block_nows[0][:2] == (1.0, pytest.approx(0.331, abs=1e-3))
+    assert dict(dev.coresidency_warps)[4.0] == pytest.approx(1.40, abs=0.01)

@@ -903,6 +903,42 @@ def scheduler_share(dev: Device, threads: int) -> float:
     return sub / dev.warp_schedulers if sub else 1.0
 
 
+def small_block_iteration(dev: Device, math_cycles: float, n_gemm: int, threads: int) -> float | None:
+    """Cycles of one pipelined iteration without warp specialisation of a block of fewer warps
+    than the SM's schedulers, from what the device measured for such blocks (gemm_pipe --warps:
+    [warps, math rate over those warps' schedulers' share of the peak, fixed cycles], linear
+    between the measured block sizes): `math_cycles` (at the SM's per-clock peak) at that share,
+    plus the fixed cycles for each gemm; None for larger blocks or without the measurement."""
+    pts = dev.small_block_nows
+    sub = subpartitions_used(dev, threads)
+    if not pts or not sub or sub >= dev.warp_schedulers:
+        return None
+    warps = -(-threads // 32)
+    ws = [p[0] for p in pts]
+    rate = float(np.interp(warps, ws, [p[1] for p in pts]))
+    fixed = float(np.interp(warps, ws, [p[2] for p in pts]))
+    return math_cycles / scheduler_share(dev, threads) / rate + max(n_gemm, 1) * fixed
+
+
+def small_block_coresidency(dev: Device, blocks: int, threads: int) -> float | None:
+    """The SM's time for one iteration of each of `blocks` co-resident blocks of fewer warps than
+    schedulers over one block's alone, from the device's measured curve against the warps on the
+    SM (gemm_pipe --warps: one- and two-warp blocks contend by their warps together, 1.40 at four,
+    ~2.1 at eight): curve(blocks x warps) / curve(warps); None for larger blocks or without it."""
+    pts = dev.coresidency_warps
+    sub = subpartitions_used(dev, threads)
+    if not pts or not sub or sub >= dev.warp_schedulers:
+        return None
+    warps = -(-threads // 32)
+    xs, ys = memory.curve_arrays(pts)
+
+    def at(n: float) -> float:
+        if n >= xs[-1] and len(xs) > 1:
+            return float(ys[-1] + (ys[-1] - ys[-2]) / (xs[-1] - xs[-2]) * (n - xs[-1]))
+        return float(np.interp(n, xs, ys))
+    return at(max(blocks, 1) * warps) / at(warps)
+
+
 def coresidency(dev: Device, blocks: float) -> float:
     """The SM's time for one iteration of each of `blocks` co-resident blocks without warp
     specialisation, over one block's iteration alone: the measured curve (gemm_pipe --nows: 1.69 at
@@ -1150,9 +1186,12 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
             # a block of fewer warps than schedulers: its work at their share of the SM's rates, and
             # its co-resident blocks contend by the schedulers they fill (three one-warp blocks: none)
             sched = scheduler_share(dev, occ.threads_per_block)
-            t_tens = nows_iteration(dev, math_cycles / total_iters / sched, n_gemm) / clock_hz
+            t_tens = small_block_iteration(dev, math_cycles / total_iters, n_gemm, occ.threads_per_block)
+            if t_tens is None:
+                t_tens = nows_iteration(dev, math_cycles / total_iters / sched, n_gemm)
+            t_tens /= clock_hz
             chain = consumer_compute(t_tens, other / total_iters / sched) * spill
-            co = coresidency(dev, share * sched)
+            co = small_block_coresidency(dev, share, occ.threads_per_block) or coresidency(dev, share * sched)
             t_compute = chain * co
             t_tc_iter = t_tens * spill * co
             chain += sync_wait

@@ -161,6 +161,8 @@ class Device:
     gemm_iteration_cycles_nows: float = 0.0
     tensor_rate_share_nows: float = 0.0
     coresidency_nows: tuple = ()
+    small_block_nows: tuple = ()          # (warps a block, rate over its schedulers' share, fixed cycles)
+    coresidency_warps: tuple = ()         # (warps on the SM, cycles of each block's iteration over one alone)
     gemm_wait_cycles: float | None = None  # what each further gemm of an iteration adds (one warpgroup; None: as much
     gemm_wait_cycles_overlapped: float | None = None  # as the first)   ... several warpgroups
     l2_merge_group: int = 1               # SMs (one TPC) that consecutive blocks land on and whose identical
@@ -264,9 +266,12 @@ def _apply(fields: dict, specs: dict, sources: dict, cites: dict | None) -> None
         elif key in ("dram_spread_read", "dram_spread_write"):
             fields[key] = tuple((float(p), float(b), float(f)) for p, b, f in value)
             sources[key] = cite
-        elif key == "coresidency_nows":
-            fields["coresidency_nows"] = tuple((float(b), float(g)) for b, g in value)
-            sources["coresidency_nows"] = cite
+        elif key in ("coresidency_nows", "coresidency_warps"):
+            fields[key] = tuple((float(b), float(g)) for b, g in value)
+            sources[key] = cite
+        elif key == "small_block_nows":
+            fields[key] = tuple((float(w), float(r), float(c)) for w, r, c in value)
+            sources[key] = cite
         elif key == "block_stagger_gap_deciles":
             fields["block_stagger_gap_deciles"] = tuple(float(v) for v in value)
             sources["block_stagger_gap_deciles"] = cite

@@ -585,6 +585,53 @@ def nows_entries(doc: dict, flops_per_clk: float, where: str) -> dict:
     return out
 
 
+def small_block_entries(doc: dict, flops_per_clk: float, schedulers: int, where: str) -> dict:
+    """Blocks of fewer warps than the SM's schedulers, from a `gemm_pipe --warps` run
+    (tileroof.gemm_pipe_warps/1): per block size (warps), the line of cycles per iteration against
+    block_K at one block per SM gives a fixed part (intercept) and a math rate (slope), kept as
+    [warps, rate over those warps' schedulers' share of the fp16 per-clock peak, intercept cycles]
+    (small_block_nows); and, at block_K 64, the SM's cycles for one iteration of each co-resident
+    block over one block's alone against the warps on the SM (blocks x warps), median per count
+    (coresidency_warps)."""
+    import numpy as np
+
+    pts = doc.get("points", [])
+    lines = []
+    for shape in sorted({tuple(p["shape"]) for p in pts}):
+        w = max(shape[2] // 32, 1)
+        one = sorted((p["block_K"], p["per_iter_s"] * p["sm_clock_hz"]) for p in pts
+                     if tuple(p["shape"]) == shape and p["blocks_per_sm"] == 1)
+        if len(one) >= 2:
+            slope, icpt = np.polyfit([k for k, _ in one], [c for _, c in one], 1)
+            rate = 2 * shape[0] * shape[1] / slope               # FLOP per cycle of the block
+            lines.append([w, round(float(rate / (flops_per_clk * min(w, schedulers) / schedulers)), 4),
+                          round(float(icpt), 1)])
+    ratios: dict = {}
+    for shape in sorted({tuple(p["shape"]) for p in pts}):
+        w = max(shape[2] // 32, 1)
+        at = {p["blocks_per_sm"]: p["per_iter_s"] * p["sm_clock_hz"] for p in pts
+              if tuple(p["shape"]) == shape and p["block_K"] == 64}
+        for per_sm, cyc in at.items():
+            if per_sm > 1 and 1 in at:
+                ratios.setdefault(per_sm * w, []).append(cyc / at[1])
+    base = ("tileroof.gpu.gemm_pipe --warps: time per pipelined gemm iteration of blocks of one and two warps (mma, "
+            "cp.async, no warp specialisation), merged L2-resident tiles, times the block's SM clock")
+    out = {}
+    if lines:
+        out["small_block_nows"] = {
+            "value": sorted(lines), "unit": "[warps a block, math rate over its schedulers' share of the fp16 peak, "
+                                            "fixed cycles an iteration]",
+            "method": f"{base}; slope and intercept of the line against block_K 32-128 at one block per SM, the "
+                      f"slope over {flops_per_clk:.0f} FLOP/clk/SM x warps / {schedulers} [{where}]"}
+    if ratios:
+        out["coresidency_warps"] = {
+            "value": [[1, 1.0]] + [[n, round(statistics.median(r), 3)] for n, r in sorted(ratios.items())],
+            "unit": "[warps on the SM (blocks x warps a block), SM cycles per iteration of each block over one "
+                    "block's alone]",
+            "method": f"{base}; block_K 64 at 1-8 blocks per SM, median over the block sizes [{where}]"}
+    return out
+
+
 def second_gemm_entries(doc: dict, flops_per_clk: float, one_gemm: float, one_gemm_overlapped: float,
                         where: str) -> dict:
     """gemm_wait_cycles and gemm_wait_cycles_overlapped from a tileroof.gpu.attn_pipe run: what a
