@@ -903,6 +903,13 @@ def scheduler_share(dev: Device, threads: int) -> float:
     return sub / dev.warp_schedulers if sub else 1.0
 
 
+def _small_block_warps(dev: Device, threads: int) -> int | None:
+    """Warps of a block that fills fewer than all of the SM's schedulers, or None (a larger block,
+    or a device that does not say how many schedulers it has)."""
+    sub = subpartitions_used(dev, threads)
+    return -(-threads // 32) if sub and sub < dev.warp_schedulers else None
+
+
 def small_block_iteration(dev: Device, math_cycles: float, n_gemm: int, threads: int) -> float | None:
     """Cycles of one pipelined iteration without warp specialisation of a block of fewer warps
     than the SM's schedulers, from what the device measured for such blocks (gemm_pipe --warps:
@@ -910,10 +917,9 @@ def small_block_iteration(dev: Device, math_cycles: float, n_gemm: int, threads:
     between the measured block sizes): `math_cycles` (at the SM's per-clock peak) at that share,
     plus the fixed cycles for each gemm; None for larger blocks or without the measurement."""
     pts = dev.small_block_nows
-    sub = subpartitions_used(dev, threads)
-    if not pts or not sub or sub >= dev.warp_schedulers:
+    warps = _small_block_warps(dev, threads)
+    if not pts or warps is None:
         return None
-    warps = -(-threads // 32)
     ws = [p[0] for p in pts]
     rate = float(np.interp(warps, ws, [p[1] for p in pts]))
     fixed = float(np.interp(warps, ws, [p[2] for p in pts]))
@@ -926,17 +932,19 @@ def small_block_coresidency(dev: Device, blocks: int, threads: int) -> float | N
     SM (gemm_pipe --warps: one- and two-warp blocks contend by their warps together, 1.40 at four,
     ~2.1 at eight): curve(blocks x warps) / curve(warps); None for larger blocks or without it."""
     pts = dev.coresidency_warps
-    sub = subpartitions_used(dev, threads)
-    if not pts or not sub or sub >= dev.warp_schedulers:
+    warps = _small_block_warps(dev, threads)
+    if not pts or warps is None:
         return None
-    warps = -(-threads // 32)
-    xs, ys = memory.curve_arrays(pts)
+    return _along_curve(pts, max(blocks, 1) * warps) / _along_curve(pts, warps)
 
-    def at(n: float) -> float:
-        if n >= xs[-1] and len(xs) > 1:
-            return float(ys[-1] + (ys[-1] - ys[-2]) / (xs[-1] - xs[-2]) * (n - xs[-1]))
-        return float(np.interp(n, xs, ys))
-    return at(max(blocks, 1) * warps) / at(warps)
+
+def _along_curve(pts, x: float) -> float:
+    """A measured co-residency curve at x: linear between its points, along its last segment past
+    them."""
+    xs, ys = memory.curve_arrays(pts)
+    if x >= xs[-1] and len(xs) > 1:
+        return float(ys[-1] + (ys[-1] - ys[-2]) / (xs[-1] - xs[-2]) * (x - xs[-1]))
+    return float(np.interp(x, xs, ys))
 
 
 def coresidency(dev: Device, blocks: float) -> float:
@@ -947,11 +955,7 @@ def coresidency(dev: Device, blocks: float) -> float:
     pts = dev.coresidency_nows
     if not pts or blocks <= 1:
         return float(max(blocks, 1))
-    xs, ys = memory.curve_arrays(pts)
-    if blocks >= xs[-1] and len(xs) > 1:
-        slope = (ys[-1] - ys[-2]) / (xs[-1] - xs[-2])
-        return float(ys[-1] + slope * (blocks - xs[-1]))
-    return float(np.interp(blocks, xs, ys))
+    return _along_curve(pts, blocks)
 
 
 def gemm_fixed_cycles(dev: Device, n_gemm: int, warpgroups: int) -> float:
@@ -1183,8 +1187,10 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
         chain = 0.0
         if nows and math_cycles:
             eff = 1.0
-            # a block of fewer warps than schedulers: its work at their share of the SM's rates, and
-            # its co-resident blocks contend by the schedulers they fill (three one-warp blocks: none)
+            # a block of fewer warps than schedulers: its work at their share of the SM's rates (its
+            # gemms at the rate and fixed cycles measured for such blocks, where the device has them),
+            # its co-resident blocks contending by the warps on the SM (the measured curve; without
+            # it, by the schedulers they fill: three one-warp blocks, none)
             sched = scheduler_share(dev, occ.threads_per_block)
             t_tens = small_block_iteration(dev, math_cycles / total_iters, n_gemm, occ.threads_per_block)
             if t_tens is None:
@@ -1558,10 +1564,14 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
             f"{timed[2]['block chain'] * 1e6:.2f} us (tileroof.gpu.measure's probe_chain_* cases, timeline sets 17-18)")
     if scheduler_share(dev, occ.threads_per_block) < 1.0 and (timed[1] == "block chain" or timed[4].get("nows_iteration_law")):
         w = subpartitions_used(dev, occ.threads_per_block)
+        measured = timed[1] != "block chain" and dev.small_block_nows and dev.coresidency_warps
         assumptions.append(
             f"a block of {occ.threads_per_block} threads issues from {w} of the SM's {dev.warp_schedulers} warp "
-            f"schedulers: its math and SIMT work run at {w}/{dev.warp_schedulers} of the SM's rates, and its "
-            "co-resident blocks contend only for the schedulers they fill (model.subpartitions_used)")
+            f"schedulers: its math and SIMT work run at {w}/{dev.warp_schedulers} of the SM's rates, " + (
+                "its gemms at the rate and fixed cycles measured for such blocks and its co-resident blocks "
+                "contending by the warps on the SM (tileroof.gpu.gemm_pipe --warps; model.small_block_iteration)"
+                if measured else
+                "and its co-resident blocks contend only for the schedulers they fill (model.subpartitions_used)"))
     if any(division_chain_total(rec, trace, dev) for rec in trace.ops):
         if dev.division_latency_s:
             assumptions.append(

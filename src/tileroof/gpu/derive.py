@@ -597,20 +597,17 @@ def small_block_entries(doc: dict, flops_per_clk: float, schedulers: int, where:
 
     pts = doc.get("points", [])
     lines = []
+    ratios: dict = {}
     for shape in sorted({tuple(p["shape"]) for p in pts}):
         w = max(shape[2] // 32, 1)
-        one = sorted((p["block_K"], p["per_iter_s"] * p["sm_clock_hz"]) for p in pts
-                     if tuple(p["shape"]) == shape and p["blocks_per_sm"] == 1)
+        mine = [p for p in pts if tuple(p["shape"]) == shape]
+        one = sorted((p["block_K"], p["per_iter_s"] * p["sm_clock_hz"]) for p in mine if p["blocks_per_sm"] == 1)
         if len(one) >= 2:
             slope, icpt = np.polyfit([k for k, _ in one], [c for _, c in one], 1)
             rate = 2 * shape[0] * shape[1] / slope               # FLOP per cycle of the block
             lines.append([w, round(float(rate / (flops_per_clk * min(w, schedulers) / schedulers)), 4),
                           round(float(icpt), 1)])
-    ratios: dict = {}
-    for shape in sorted({tuple(p["shape"]) for p in pts}):
-        w = max(shape[2] // 32, 1)
-        at = {p["blocks_per_sm"]: p["per_iter_s"] * p["sm_clock_hz"] for p in pts
-              if tuple(p["shape"]) == shape and p["block_K"] == 64}
+        at = {p["blocks_per_sm"]: p["per_iter_s"] * p["sm_clock_hz"] for p in mine if p["block_K"] == 64}
         for per_sm, cyc in at.items():
             if per_sm > 1 and 1 in at:
                 ratios.setdefault(per_sm * w, []).append(cyc / at[1])
