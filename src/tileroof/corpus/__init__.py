@@ -10,13 +10,13 @@ Importing this package imports tilelang (to build the @tilelang.jit kernels) but
 from __future__ import annotations
 
 from .case import Case, Expected
-from . import attention, conv, elementwise, extra, gemm, gemv, misc, norm, reduce, upstream
+from . import attention, conv, dtypes, elementwise, extra, gemm, gemv, misc, norm, reduce, upstream
 from . import up_attn, up_blind2, up_conv_fp8, up_dequant, up_gemm_variants, up_mla, up_simple
 
 # families written and measured after the model was first designed and fitted (never fitted on:
 # tileroof.score reports them as "new")
 LATE_FAMILIES = (extra, upstream, up_attn, up_dequant, up_mla, up_simple, up_conv_fp8, up_gemm_variants,
-                 up_blind2)
+                 up_blind2, dtypes)
 _FAMILIES = (gemm, attention, conv, elementwise, norm, reduce, gemv, misc) + LATE_FAMILIES
 
 

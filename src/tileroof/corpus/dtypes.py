@@ -1,0 +1,85 @@
+"""Tensor-core dtypes the rest of the corpus lacks: TileLang GEMMs on float32 inputs (tf32 tensor
+cores) and on int8 inputs (int32 accumulate), written in session 35 and never fitted on (a LATE
+family).
+
+The kernel is gemm.matmul (one bm x bn output tile a block, a T.Pipelined loop of two T.copy and
+one T.gemm), with B stored (N, K): Hopper's tf32 and int8 wgmma read both operands K-major from
+shared memory, as its fp8 wgmma does (gemm_nt_fp8e4m3_4096).  The profile's tf32 / int8 rates
+were measured on cuBLAS (torch.matmul with allow_tf32, torch._int_mm), not on a TileLang kernel:
+these sweeps check the model's per-dtype tensor rate and its pipelined iteration at another
+operand width (a block_K of bytes, not elements, sets the copy) against TileLang's own code.
+
+Counts: as gemm.py's plain GEMMs (_matmul_expected): 2*(gm*bm)*(gn*bn)*(gk*bk) tensor FLOPs
+(int8: integer ops, counted the same), A read gn times, B gm times, C written once.
+"""
+# NOTE: no `from __future__ import annotations` (see gemm.py).
+
+from .case import Case
+from .gemm import _matmul_expected, _matmul_ref_nt, matmul
+from ._util import generator, nan_out, randn
+
+# (block_M, block_N, block_K, num_stages, threads, swizzle); block_K in elements
+_TF32_CONFIGS = [
+    (128, 256, 32, 3, 256, True),
+    (128, 128, 32, 3, 128, True),
+    (128, 128, 32, 4, 256, True),
+    (64, 256, 32, 3, 128, True),
+    (128, 128, 16, 4, 128, False),
+    (64, 128, 32, 4, 128, True),
+]
+_INT8_CONFIGS = [
+    (128, 256, 128, 3, 256, True),
+    (128, 128, 128, 3, 128, True),
+    (128, 128, 64, 4, 256, True),
+    (64, 256, 128, 3, 128, True),
+    (128, 128, 64, 3, 128, False),
+    (64, 128, 128, 4, 128, True),
+]
+_SWEEPS = {
+    # name: (kernel dtype triple, configs, M, N, K, rtol)
+    "gemm_tf32": (("float32", "float32", "float32"), _TF32_CONFIGS, 8192, 8192, 4096, 2e-2),
+    "gemm_int8": (("int8", "int32", "int32"), _INT8_CONFIGS, 8192, 8192, 8192, 1e-5),
+}
+_PREFIX = {"gemm_tf32": "gemmtf32", "gemm_int8": "gemmint8"}
+
+
+def _dtype_inputs(p, device):
+    """A (M, K) and B (N, K) of p's in_dtype; int8 operands are small integers (normal x 3,
+    truncated: |x| <= 12 or so), so that every int32 sum, and the float32 reference of it, is exact."""
+    g = generator(device, 0)
+    M, N, K = p["M"], p["N"], p["K"]
+    dt = p["in_dtype"]
+    scale = 3.0 if dt == "int8" else 1.0
+    return [randn((M, K), dt, device, g, scale=scale), randn((N, K), dt, device, g, scale=scale),
+            nan_out((M, N), p["out_dtype"], device)]
+
+
+def _params(M, N, K, cfg, dts):
+    bm, bn, bk, s, t, sw = cfg
+    return dict(M=M, N=N, K=K, block_M=bm, block_N=bn, block_K=bk, num_stages=s, threads=t,
+                in_dtype=dts[0], out_dtype=dts[1], accum_dtype=dts[2], trans_B=True, swizzle=sw)
+
+
+def _name(prefix, cfg):
+    bm, bn, bk, s, t, sw = cfg
+    return f"sweep_{prefix}_bm{bm}_bn{bn}_bk{bk}_s{s}_t{t}_sw{int(sw)}"
+
+
+def cases() -> list[Case]:
+    return []
+
+
+def sweeps() -> tuple[list[Case], dict[str, list[str]]]:
+    out, names = [], {}
+    for sweep, (dts, configs, M, N, K, rtol) in _SWEEPS.items():
+        names[sweep] = []
+        for cfg in configs:
+            p = _params(M, N, K, cfg, dts)
+            name = _name(_PREFIX[sweep], cfg)
+            out.append(Case(name=name, kernel=matmul, params=p, make_inputs=_dtype_inputs,
+                            reference=_matmul_ref_nt, expected=_matmul_expected(p), rtol=rtol,
+                            sweep=sweep, tags=("gemm", dts[0], "nt", "dtype"),
+                            note=f"{dts[0]} in, {dts[2]} accumulate, {dts[1]} out; "
+                                 f"M x N x K = {M} x {N} x {K}, B stored (N, K)"))
+            names[sweep].append(name)
+    return out, names
