@@ -15,7 +15,7 @@ Counts: as gemm.py's plain GEMMs (_matmul_expected): 2*(gm*bm)*(gn*bn)*(gk*bk) t
 # NOTE: no `from __future__ import annotations` (see gemm.py).
 
 from .case import Case
-from .gemm import _matmul_expected, _matmul_ref_nt, matmul
+from .gemm import _matmul_expected, _matmul_ref_nn, _matmul_ref_nt, matmul, matmul_nowgmma
 from ._util import generator, nan_out, randn
 
 # (block_M, block_N, block_K, num_stages, threads, swizzle); block_K in elements
@@ -44,25 +44,53 @@ _PREFIX = {"gemm_tf32": "gemmtf32", "gemm_int8": "gemmint8"}
 
 
 def _dtype_inputs(p, device):
-    """A (M, K) and B (N, K) of p's in_dtype; int8 operands are small integers (normal x 3,
+    """A (M, K) and B (N, K) (or (K, N) where not trans_B) of p's in_dtype; int8 operands are small integers (normal x 3,
     truncated: |x| <= 12 or so), so that every int32 sum, and the float32 reference of it, is exact."""
     g = generator(device, 0)
     M, N, K = p["M"], p["N"], p["K"]
     dt = p["in_dtype"]
     scale = 3.0 if dt == "int8" else 1.0
-    return [randn((M, K), dt, device, g, scale=scale), randn((N, K), dt, device, g, scale=scale),
+    b_shape = (N, K) if p["trans_B"] else (K, N)
+    return [randn((M, K), dt, device, g, scale=scale), randn(b_shape, dt, device, g, scale=scale),
             nan_out((M, N), p["out_dtype"], device)]
 
 
-def _params(M, N, K, cfg, dts):
+def _params(M, N, K, cfg, dts, trans_B=True):
     bm, bn, bk, s, t, sw = cfg
     return dict(M=M, N=N, K=K, block_M=bm, block_N=bn, block_K=bk, num_stages=s, threads=t,
-                in_dtype=dts[0], out_dtype=dts[1], accum_dtype=dts[2], trans_B=True, swizzle=sw)
+                in_dtype=dts[0], out_dtype=dts[1], accum_dtype=dts[2], trans_B=trans_B, swizzle=sw)
 
 
 def _name(prefix, cfg):
     bm, bn, bk, s, t, sw = cfg
     return f"sweep_{prefix}_bm{bm}_bn{bn}_bk{bk}_s{s}_t{t}_sw{int(sw)}"
+
+
+# probes of mma.sync on a wgmma GPU: (name, kernel, dtype triple, trans_B, config, rtol); 8192 x
+# 8192 x 4096.  TileLang lowers a T.gemm to wgmma only for the dtype / transpose combinations its
+# CheckWGMMA accepts (counts.gemm_instruction), so int8, fp8 and float32 with B stored (K, N) fall
+# back to mma.sync, as does any gemm under tl.disable_wgmma
+_MMA_PROBES = [
+    ("probe_mma_fp16_nowgmma", matmul_nowgmma, ("float16", "float16", "float32"), True, (128, 256, 32, 3, 256, True), 1e-2),
+    ("probe_mma_fp16_nowgmma", matmul_nowgmma, ("float16", "float16", "float32"), True, (128, 128, 32, 3, 128, True), 1e-2),
+    ("probe_mma_bf16_nowgmma", matmul_nowgmma, ("bfloat16", "bfloat16", "float32"), True, (128, 256, 32, 3, 256, True), 1e-2),
+    ("probe_mma_int8_nn", matmul, ("int8", "int32", "int32"), False, (128, 256, 64, 3, 256, True), 1e-5),
+    ("probe_mma_fp8_nn", matmul, ("float8_e4m3fn", "float16", "float32"), False, (128, 256, 64, 3, 256, True), 5e-2),
+    ("probe_mma_tf32_nn", matmul, ("float32", "float32", "float32"), False, (128, 256, 32, 3, 256, True), 2e-2),
+]
+
+
+def probe_cases() -> list[Case]:
+    out = []
+    for prefix, kernel, dts, trans_B, cfg, rtol in _MMA_PROBES:
+        p = _params(8192, 8192, 4096, cfg, dts, trans_B)
+        bm, bn, bk, s, t, sw = cfg
+        out.append(Case(name=f"{prefix}_bm{bm}_bn{bn}_bk{bk}_s{s}_t{t}", kernel=kernel, params=p,
+                        make_inputs=_dtype_inputs, reference=_matmul_ref_nt if trans_B else _matmul_ref_nn,
+                        expected=_matmul_expected(p), rtol=rtol, tags=("gemm", dts[0], "probe", "mma"),
+                        note=f"{dts[0]} in, B stored {'(N, K)' if trans_B else '(K, N)'}, "
+                             f"{'tl.disable_wgmma' if kernel is matmul_nowgmma else 'default passes'}: mma.sync"))
+    return out
 
 
 def cases() -> list[Case]:

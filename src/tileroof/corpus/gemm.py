@@ -27,7 +27,6 @@ from ._util import cdiv, generator, nan_out, nbytes, randn, zeros
 
 
 # ----------------------------------------------------------------------------- kernels
-@tilelang.jit
 def matmul(M, N, K, block_M=128, block_N=128, block_K=32, num_stages=3, threads=128,
            in_dtype="float16", out_dtype="float16", accum_dtype="float32",
            trans_B=False, swizzle=False, panel_size=10, c_shared=False):
@@ -64,6 +63,12 @@ def matmul(M, N, K, block_M=128, block_N=128, block_K=32, num_stages=3, threads=
                 T.copy(C_local, C[by * block_M, bx * block_N])
 
     return main
+
+
+# the same kernel with Hopper's wgmma switched off (pass config tl.disable_wgmma): every T.gemm
+# lowers to mma.sync (corpus.dtypes' probes of mma's tensor rate on a wgmma GPU)
+matmul_nowgmma = tilelang.jit(pass_configs={"tl.disable_wgmma": True})(matmul)
+matmul = tilelang.jit(matmul)
 
 
 @tilelang.jit
