@@ -31,6 +31,7 @@ from tileroof.corpus import up_attn, up_conv_fp8, up_dequant, up_gemm_variants, 
 _TINY = [
     (gemm.matmul, lambda p: dict(M=200, N=200, K=200) if p["M"] % p["block_M"]
      else dict(M=256, N=256, K=256)),
+    (gemm.matmul_nowgmma, lambda p: dict(M=256, N=256, K=256)),
     (gemm.matmul_bias_relu, lambda p: dict(M=256, N=256, K=256)),
     (gemm.bmm, lambda p: dict(batch=2, M=128, N=128, K=128)),
     (gemm.matmul_splitk, lambda p: dict(M=128, N=128, K=512)),
