@@ -328,8 +328,16 @@ S34 = [
      "nows share and no contention below four warps)",
      [(model, "small_block_iteration", lambda *a: None), (model, "small_block_coresidency", lambda *a: None)]),
 ]
+# session 35, switched off alone: each gemm runs the instruction TileLang lowers it to
+# (counts.gemm_instruction), mma.sync at its measured share of the wgmma rate
+S35 = [
+    ("a gemm TileLang lowers to mma.sync (float32 / tf32, 8-bit with B stored (K, N), blocks of 1-3 warps, "
+     "tl.disable_wgmma) runs at mma.sync's measured share of the wgmma rate (off: every gemm the GPU's "
+     "native instruction)",
+     [(counts, "gemm_instruction", lambda rec, native, pass_configs=(): native if rec.kind in counts.GEMM_KINDS else "")]),
+]
 GROUPS = {"S11": S11, "S12": S12, "S13": S13, "S14": S14, "S16": S16, "S18": S18, "S19": S19, "S20": S20,
-          "S33": S33, "S34": S34}
+          "S33": S33, "S34": S34, "S35": S35}
 
 
 def leave_one_out(groups=None) -> int:

@@ -70,6 +70,7 @@ from pathlib import Path
 
 from tileroof import devices
 from tileroof.gpu import calibrate, derive, tomlw
+from tileroof.counts import MMA_SUFFIX
 
 
 def _entry(name: str, res: dict, run: dict, fname: str) -> dict:
@@ -112,8 +113,10 @@ def main(argv=None) -> int:
             tables.update(derive.nows_entries(run, base.tensor_flops_per_clk("fp16"), _where(path, run)))
             return
         if run.get("schema") == "tileroof.gemm_pipe_warps/1":
-            tables.update(derive.small_block_entries(run, base.tensor_flops_per_clk("fp16"), base.warp_schedulers,
-                                                     _where(path, run)))
+            # blocks of one or two warps lower their gemms to mma.sync (counts.gemm_instruction): their
+            # rate is a share of mma.sync's per-clock peak, not wgmma's
+            tables.update(derive.small_block_entries(run, base.tensor_flops_per_clk("fp16" + MMA_SUFFIX),
+                                                     base.warp_schedulers, _where(path, run)))
             return
         if run.get("schema") == "tileroof.attn_pipe/1":
             one = tables.get("gemm_iteration_cycles", {}).get("value", base.gemm_iteration_cycles)

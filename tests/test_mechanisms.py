@@ -52,7 +52,7 @@ def test_wgmma_shape_factor():
     s_gemm, pv_gemm = _gemm_rec("sweep_fafwd_bm128_bn32_s2_t128")
     assert model.wgmma_shape_factor(s_gemm, dev) == pytest.approx(dev.wgmma_min_n / 32)
     assert model.wgmma_shape_factor(pv_gemm, dev) == 1.0
-    assert model.wgmma_shape_factor(s_gemm, replace(dev, tensor_instruction="mma")) == 1.0
+    assert model.wgmma_shape_factor(s_gemm, dev, "mma") == 1.0          # an mma.sync gemm has no narrow-wgmma cost
 
 
 def test_consumer_compute_and_buffer_hold():

@@ -6,6 +6,7 @@ import pytest
 
 import tileroof
 from tileroof import devices, model
+from tileroof.counts import MMA_SUFFIX
 from tileroof.gpu import derive, tl_kernels
 
 CURVE = ((1.0, 1.0), (2.0, 1.692), (4.0, 2.44))
@@ -57,7 +58,7 @@ def test_blocks_share_an_sm_only_as_many_as_are_there():
 def test_a_block_of_fewer_warps_than_schedulers_issues_from_that_many():
     """A warp stays on its SM sub-partition: without the small-block measurement, a one-warp
     block's gemms and arithmetic go at a quarter of the SM's rates and three such blocks on an SM
-    do not contend (three schedulers); with it (gemm_pipe --warps, run 156), the one-warp block's
+    do not contend (three schedulers); with it (gemm_pipe --warps, run 161), the one-warp block's
     iteration is the measured rate and fixed cycles, and its co-resident blocks contend by the
     warps on the SM (the measured curve at 3 over 1)."""
     dev = devices.load("h200")
@@ -73,18 +74,19 @@ def test_a_block_of_fewer_warps_than_schedulers_issues_from_that_many():
     assert any("1 of the SM's 4 warp schedulers" in a for a in r_on.assumptions)
     assert not any("warp schedulers" in a for a in r_off.assumptions)
     assert on["resident_blocks"] == off["resident_blocks"] == 3
-    math = 2 * 16 * 64 * 64 / dev.tensor_flops_per_clk("fp16")          # one iteration's cycles at the SM's peak
+    # one iteration's cycles at the SM's peak: a one-warp block's gemm is mma.sync (counts.gemm_instruction)
+    math = 2 * 16 * 64 * 64 / dev.tensor_flops_per_clk("fp16" + MMA_SUFFIX)
     # without the rule: the SM's rates, three blocks contending (the co-residency curve at 3); with
     # it: a quarter of them, the three blocks on three schedulers side by side (all at the clock the
     # launch runs at: the ratios do not depend on it)
     ratio = on["terms_s"]["compute"] / off["terms_s"]["compute"]
     assert ratio == pytest.approx(model.nows_iteration(dev, 4 * math, 1)
                                   / (model.nows_iteration(dev, math, 1) * model.coresidency(dev, 3)), rel=1e-6)
-    # measured: 16x64x64 at 0.3312 of a quarter of the peak + 125.5 cycles, x curve(3) / curve(1)
-    want = (4 * math / 0.3312 + 125.5) * 1.256
-    assert model.small_block_iteration(dev, math, 1, 32) == pytest.approx(4 * math / 0.3312 + 125.5)
-    assert model.small_block_coresidency(dev, 3, 32) == pytest.approx(1.256)
-    assert model.small_block_coresidency(dev, 2, 64) == pytest.approx(1.402 / 1.042)
+    # measured: 16x64x64 at 0.5117 of a quarter of mma.sync's peak + 126.4 cycles, x curve(3) / curve(1)
+    want = (4 * math / 0.5117 + 126.4) * 1.181
+    assert model.small_block_iteration(dev, math, 1, 32) == pytest.approx(4 * math / 0.5117 + 126.4)
+    assert model.small_block_coresidency(dev, 3, 32) == pytest.approx(1.181)
+    assert model.small_block_coresidency(dev, 2, 64) == pytest.approx(1.331 / 1.044)
     assert model.small_block_iteration(dev, math, 1, 128) is None and model.small_block_coresidency(dev, 2, 128) is None
     assert meas["terms_s"]["compute"] / on["terms_s"]["compute"] == pytest.approx(
         want / model.nows_iteration(dev, 4 * math, 1), rel=1e-6)
@@ -92,16 +94,17 @@ def test_a_block_of_fewer_warps_than_schedulers_issues_from_that_many():
 
 def test_small_block_entries_are_the_records():
     """The profile's small_block_nows and coresidency_warps are derive.small_block_entries of the
-    committed gemm_pipe --warps record (run 156): one-warp blocks 0.331 of their scheduler's share
-    of the peak and 125.5 cycles an iteration; 1.40 at four warps an SM."""
+    committed gemm_pipe --warps record of the H200 (run 161), against the fp16 mma.sync peak (such
+    blocks' gemms are mma.sync): one-warp blocks 0.512 of their scheduler's share of it and 126.4
+    cycles an iteration; 1.33 at four warps an SM."""
     import json
     from pathlib import Path
 
-    root = Path(__file__).resolve().parent.parent / "benchmarks" / "results" / "h100"
-    rec = json.loads((root / "gemm_pipe_warps-20261207T063221Z.json").read_text())
-    out = derive.small_block_entries(rec, 4096.0, 4, "x")
+    root = Path(__file__).resolve().parent.parent / "benchmarks" / "results" / "h200"
+    rec = json.loads((root / "gemm_pipe_warps-20261207T175804Z.json").read_text())
     dev = devices.load("h200")
+    out = derive.small_block_entries(rec, dev.tensor_flops_per_clk("fp16" + MMA_SUFFIX), 4, "x")
     assert tuple(tuple(float(v) for v in row) for row in out["small_block_nows"]["value"]) == dev.small_block_nows
     assert tuple(tuple(float(v) for v in row) for row in out["coresidency_warps"]["value"]) == dev.coresidency_warps
-    assert dev.small_block_nows[0][:2] == (1.0, pytest.approx(0.331, abs=1e-3))
-    assert dict(dev.coresidency_warps)[4.0] == pytest.approx(1.40, abs=0.01)
+    assert dev.small_block_nows[0][:2] == (1.0, pytest.approx(0.512, abs=1e-3))
+    assert dict(dev.coresidency_warps)[4.0] == pytest.approx(1.33, abs=0.01)

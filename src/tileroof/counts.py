@@ -28,6 +28,51 @@ def normalize_dtype(dtype: str) -> str:
             "int8": "int8", "uint8": "int8", "int32": "int32", "int4": "int4", "int64": "int64"}.get(d, d)
 
 
+# ---- which tensor-core instruction a T.gemm lowers to ------------------------------------------
+# TileLang 0.1.15 (src/op/gemm.cc: Gemm::GetGemmInst, CheckWGMMA) lowers a T.gemm on a Hopper
+# target to wgmma only where the block's warps make whole warpgroups, the gemm's M is at least 64,
+# B lies in shared memory, tl.disable_wgmma is not set and the (A/B, C) dtypes are one of the
+# combinations below, each with its operand-major and K rule; every other gemm is mma.sync.  A
+# float32 buffer is not tf32: float32 gemms always take mma.sync (m16n8k8.tf32).  Checked by
+# lowering to CUDA on a CPU (benchmarks/lower_cuda.py: corpus.dtypes' sweeps and mma probes;
+# tests/test_gemm_instruction.py) and by Nsight Compute's hmma / gmma instruction counts (run 160).
+# (A/B dtype, C dtype) -> (both operands K-major: A not transposed and B transposed, K multiple)
+_WGMMA_DTYPES = {
+    ("float16", "float16"): (False, 16), ("float16", "float32"): (False, 16),
+    ("bfloat16", "float32"): (False, 16), ("tfloat32", "float32"): (True, 8),
+    ("float8", "float16"): (True, 32), ("float8", "float32"): (True, 32),
+    ("int8", "int32"): (True, 32),
+}
+MMA_SUFFIX = ".mma"      # a tensor FLOP dtype key's suffix for a gemm that runs mma.sync on a wgmma GPU
+
+
+def _wgmma_dtype(d: str) -> str:
+    d = str(d)
+    return "float8" if d.startswith("float8") else "int8" if d in ("int8", "uint8") else d
+
+
+def gemm_instruction(rec: OpRecord, native: str, pass_configs: tuple = ()) -> str:
+    """The tensor-core instruction a T.gemm record lowers to on a GPU whose native one is `native`
+    ("wgmma" on Hopper, "mma" before it): `native`, or "mma" where TileLang's rule above sends the
+    gemm to mma.sync ("" for a record that is no gemm; a sparse gemm keeps `native`)."""
+    if rec.kind not in GEMM_KINDS:
+        return ""
+    if native != "wgmma" or rec.kind != "gemm":
+        return native
+    attrs = rec.attrs
+    if dict(pass_configs).get("tl.disable_wgmma"):
+        return "mma"
+    warps = int(attrs.get("threads", 128)) // 32
+    a, b = _wgmma_dtype(attrs.get("a_dtype")), _wgmma_dtype(attrs.get("b_dtype"))
+    rule = _WGMMA_DTYPES.get((a, str(attrs.get("c_dtype")))) if a == b else None
+    if rule is None or attrs.get("m", 0) < 64 or warps % 4 or attrs.get("b_scope") != SHARED:
+        return "mma"
+    k_major, k_mult = rule
+    if k_major and (attrs.get("trans_a") or not attrs.get("trans_b")):
+        return "mma"
+    return "wgmma" if attrs.get("k", 0) % k_mult == 0 else "mma"
+
+
 @dataclass
 class OpCounts:
     label: str
@@ -48,6 +93,8 @@ class OpCounts:
     # copies of its output fragment the block's warps hold (fragment_replicas): its work runs this
     # many times over (executions, instructions and FLOPs above include it)
     replicas: int = 1
+    # a gemm's tensor-core instruction (gemm_instruction); "" for every other op
+    instruction: str = ""
 
     @property
     def total_flops(self) -> int:
@@ -154,7 +201,8 @@ def fragment_replicas(trace: KernelTrace, instruction: str = "mma") -> dict:
             continue
         a = rec.attrs
         threads = int(a.get("threads", trace.threads_per_block) or 128)
-        wm, wn = gemm_warp_partition(int(a.get("policy", 0) or 0), int(a["m"]), int(a["n"]), threads, instruction)
+        wm, wn = gemm_warp_partition(int(a.get("policy", 0) or 0), int(a["m"]), int(a["n"]), threads,
+                                     gemm_instruction(rec, instruction, trace.pass_configs))
         A, B, C = rec.operands[0], rec.operands[1], rec.operands[2]
         fixed.add(C.buffer)
         if A.scope == FRAGMENT and wn > 1:
@@ -537,12 +585,19 @@ def select_instructions(rec: OpRecord) -> float:
 
 
 def count_op(rec: OpRecord, accumulators: frozenset = frozenset(), threads: int = 128,
-             replicas: dict | None = None, fast_math: bool = False) -> OpCounts:
+             replicas: dict | None = None, fast_math: bool = False, native: str = "mma",
+             pass_configs: tuple = ()) -> OpCounts:
+    """Counts of one record; `native` is the GPU's tensor-core instruction: a gemm that lowers to
+    mma.sync on a wgmma GPU (gemm_instruction) keys its tensor FLOPs dtype + MMA_SUFFIX, timed at
+    mma.sync's rate (Device.tensor_rate)."""
     rec, copies = _replicated(rec, replicas or {})
-    oc = OpCounts(rec.label, rec.kind, rec.executions, replicas=copies)
+    oc = OpCounts(rec.label, rec.kind, rec.executions, replicas=copies,
+                  instruction=gemm_instruction(rec, native, pass_configs))
     oc.int_bits = integer_bit_instructions(rec)
     oc.selects = select_instructions(rec)
     FORMULAS.get(rec.kind, count_default)(rec, oc)
+    if oc.instruction == "mma" and native == "wgmma":
+        oc.flops = Counter({(u, d + MMA_SUFFIX if u == TENSOR else d): v for (u, d), v in oc.flops.items()})
     oc.bytes = Counter({k: int(round(v)) for k, v in oc.bytes.items()})
     waste = accumulator_store_waste(rec, accumulators)
     if waste:
@@ -564,7 +619,8 @@ def count(trace: KernelTrace, instruction: str = "mma") -> Counts:
     accumulators = gemm_accumulators(trace)
     threads = max(trace.threads_per_block, 1)
     reps = fragment_replicas(trace, instruction)
-    ops = [count_op(r, accumulators, threads, reps, trace.fast_math) for r in trace.ops]
+    ops = [count_op(r, accumulators, threads, reps, trace.fast_math, instruction, trace.pass_configs)
+           for r in trace.ops]
     flops, nbytes, excess, inst, conv = Counter(), Counter(), Counter(), Counter(), 0
     for oc in ops:
         flops.update(oc.flops)

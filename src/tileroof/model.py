@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from . import memory
-from .counts import (CUDA, P_ALU, P_FMA, P_SHFL, SFU, TENSOR, Counts, gemm_accumulators,
+from .counts import (CUDA, MMA_SUFFIX, P_ALU, P_FMA, P_SHFL, SFU, TENSOR, Counts, gemm_accumulators,
                      reduce_row_threads)
 from .devices import Device
 from .gpu.timing import FLUSH_BYTES
@@ -732,13 +732,13 @@ def ws_refill_period(latency: float, hold: float, stages: int) -> float:
     return (latency + hold) / stages
 
 
-def wgmma_shape_factor(rec, dev: Device) -> float:
+def wgmma_shape_factor(rec, dev: Device, instruction: str = "wgmma") -> float:
     """How much longer a gemm's tensor work takes than its FLOPs at the tensor rate because its
     wgmma instructions are narrow: an m64nNk16 with N below dev.wgmma_min_n takes as long as one
     with N = wgmma_min_n (calibrate's gemm_loop: 64x32x128 runs at 0.6 of the 64x128x128 rate).
     N per instruction: the gemm's N (up to 256), split when the warpgroups outnumber its m64
     slices."""
-    if dev.tensor_instruction != "wgmma" or not dev.wgmma_min_n or rec.kind not in ("gemm", "gemm_sp"):
+    if instruction != "wgmma" or not dev.wgmma_min_n or rec.kind not in ("gemm", "gemm_sp"):
         return 1.0
     a = rec.attrs
     warpgroups = max(a.get("threads", 128) // 128, 1)
@@ -1019,7 +1019,7 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
     loop_ops, iters, total_iters = loop
     c = dev.fitted
     # one consumer warpgroup issuing wgmma cannot keep the tensor cores busy alone (Hopper)
-    one_wg = occ.consumer_warpgroups < 2 and dev.tensor_instruction == "wgmma"
+    one_wg = occ.consumer_warpgroups < 2 and any(oc.instruction == "wgmma" for _, oc in loop_ops)
     wg_eff = c.get("tensor_efficiency_one_warpgroup", 1.0) if one_wg else 1.0
     other = g2s = 0.0
     # fragments that do not fit the consumer threads' registers spill to local memory
@@ -1045,7 +1045,7 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
     tensor_work = []                   # (counts, slowdown) of the loop's ops: their tensor time is the clock's
     for rec, oc in loop_ops:
         _, cuda, sfu = _unit_times_per_sm(oc, dev)
-        slow = wgmma_shape_factor(rec, dev) * acc_slow.get(id(rec), 1.0)
+        slow = wgmma_shape_factor(rec, dev, oc.instruction) * acc_slow.get(id(rec), 1.0)
         tensor_work.append((oc, slow))
         if law:
             math_cycles += sum(n / dev.tensor_flops_per_clk(dtype) for (unit, dtype), n in oc.flops.items()
@@ -1502,6 +1502,14 @@ def estimate(trace: KernelTrace, counts: Counts, dev: Device) -> Timing:
         assumptions.append(drift_note)
     if apart_note and not drifting:
         assumptions.append(apart_note)
+    mma = sorted({d[:-len(MMA_SUFFIX)] for (u, d), n in counts.flops.items() if u == TENSOR and n and d.endswith(MMA_SUFFIX)})
+    if mma:
+        shares = ", ".join(f"{d} {dev.mma_rate_share(d):.3f}{'' if ('tf32' if d == 'fp32' else d) in dev.mma_share else ' (not measured: the lowest measured share)'}"
+                           for d in mma)
+        assumptions.append(
+            f"gemms TileLang lowers to mma.sync, not wgmma (its dtypes, operand majors, M, warps or "
+            f"tl.disable_wgmma: counts.gemm_instruction) run at mma.sync's measured share of the wgmma rate: {shares} "
+            f"(benchmarks/mma_share.py, Nsight Compute's HMMA pipe)")
     # the tensor dtype the laws' math is stated in (the kernel's first tensor-core dtype)
     tdt = next((d for (u, d), n in counts.flops.items() if u == TENSOR and n), "fp16")
     if timed[4].get("nows_iteration_law"):

@@ -10,6 +10,7 @@ from importlib import resources
 from pathlib import Path
 
 from ..errors import TileroofError
+from ..counts import MMA_SUFFIX
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -77,6 +78,7 @@ _TENSOR = {"tensor_tflops_fp16": "fp16", "tensor_tflops_bf16": "bf16", "tensor_t
 _TENSOR_CLK = {"tensor_flops_per_clk_per_sm_fp16": "fp16", "tensor_flops_per_clk_per_sm_bf16": "bf16",
                "tensor_flops_per_clk_per_sm_fp8": "fp8", "tensor_flops_per_clk_per_sm_tf32": "tf32",
                "tensor_flops_per_clk_per_sm_int8": "int8"}
+_MMA_SHARE = {f"mma_sync_share_{d}": d for d in ("fp16", "bf16", "tf32", "fp8", "int8")}
 _CUDA = {"fp32_tflops": "fp32", "fp16_tflops": "fp16", "fp64_tflops": "fp64", "bf16_tflops": "bf16"}
 
 
@@ -153,6 +155,9 @@ class Device:
     # through shared memory (the fragment's store, the barrier), besides its own math
     gemm_hop_cycles: float = 0.0
     tensor_per_clk: dict = field(default_factory=dict)  # dtype -> dense tensor FLOP per clock per SM (peak)
+    # on a wgmma GPU: dtype -> share of the wgmma rate (tensor_peak, tensor_per_clk) that a gemm
+    # lowered to mma.sync sustains at its tensor pipe's peak (counts.gemm_instruction); measured
+    mma_share: dict = field(default_factory=dict)
     gemm_iteration_cycles: float = 0.0    # one consumer warpgroup: cycles a pipelined gemm iteration adds to its math
     gemm_iteration_cycles_overlapped: float = 0.0  # several: cycles one's iteration adds to its share of the math
     # a pipelined gemm iteration without warp specialisation (cp.async, consumers load): its fixed
@@ -212,11 +217,22 @@ class Device:
         return self.smem_bw or self.smem_bytes_per_clk * self.sm_count * self.clock_hz
 
     def tensor_rate(self, dtype: str) -> float:
-        return _tensor_entry(self.tensor_peak, dtype)
+        """Dense tensor FLOP/s of `dtype`; a dtype key ending in counts.MMA_SUFFIX (a gemm that runs
+        mma.sync on a wgmma GPU) at mma.sync's share of it (mma_rate_share)."""
+        base, mma = _mma_key(dtype)
+        return _tensor_entry(self.tensor_peak, base) * (self.mma_rate_share(base) if mma else 1.0)
 
     def tensor_flops_per_clk(self, dtype: str) -> float:
-        """Dense tensor FLOP per clock per SM at the tensor cores' peak (0 when unknown)."""
-        return _tensor_entry(self.tensor_per_clk, dtype)
+        """Dense tensor FLOP per clock per SM at the tensor cores' peak (0 when unknown); mma.sync's
+        share of it for a dtype key ending in counts.MMA_SUFFIX."""
+        base, mma = _mma_key(dtype)
+        return _tensor_entry(self.tensor_per_clk, base) * (self.mma_rate_share(base) if mma else 1.0)
+
+    def mma_rate_share(self, dtype: str) -> float:
+        """The share of the wgmma rate mma.sync sustains for `dtype` (fp32 as tf32; a dtype not
+        measured takes the lowest share measured; 1 where none is)."""
+        d = "tf32" if dtype == "fp32" else dtype
+        return self.mma_share.get(d, min(self.mma_share.values(), default=1.0))
 
     def cuda_rate(self, dtype: str) -> float:
         if dtype in self.cuda_peak:
@@ -231,6 +247,12 @@ class Device:
                 "l2_MB": self.l2_bytes / 1e6, "tensor_TFLOPs": {k: v / 1e12 for k, v in self.tensor_peak.items()},
                 "cuda_TFLOPs": {k: v / 1e12 for k, v in self.cuda_peak.items()},
                 "calibrated": sorted(self.calibrated), "calibrated_on": self.calibrated_on}
+
+
+def _mma_key(dtype: str) -> tuple[str, bool]:
+    """(the dtype, whether the key names a gemm run as mma.sync on a wgmma GPU: counts.MMA_SUFFIX)."""
+    d = str(dtype)
+    return (d[:-len(MMA_SUFFIX)], True) if d.endswith(MMA_SUFFIX) else (d, False)
 
 
 def _value(entry):
@@ -284,6 +306,9 @@ def _apply(fields: dict, specs: dict, sources: dict, cites: dict | None) -> None
         elif key in _CUDA:
             fields.setdefault("cuda_peak", {})[_CUDA[key]] = value * 1e12
             sources[f"cuda_peak.{_CUDA[key]}"] = cite
+        elif key in _MMA_SHARE:
+            fields.setdefault("mma_share", {})[_MMA_SHARE[key]] = float(value)
+            sources[f"mma_share.{_MMA_SHARE[key]}"] = cite
         elif key in _TENSOR_CLK:
             fields.setdefault("tensor_per_clk", {})[_TENSOR_CLK[key]] = float(value)
             sources[f"tensor_per_clk.{_TENSOR_CLK[key]}"] = cite
@@ -292,7 +317,7 @@ def _apply(fields: dict, specs: dict, sources: dict, cites: dict | None) -> None
 def from_dict(data: dict, origin: str) -> Device:
     if "spec" not in data or "key" not in data:
         raise TileroofError(f"{origin}: not a tileroof device file (needs `key` and a [spec] table)")
-    fields: dict = {"tensor_peak": {}, "cuda_peak": {}, "tensor_per_clk": {}}
+    fields: dict = {"tensor_peak": {}, "cuda_peak": {}, "tensor_per_clk": {}, "mma_share": {}}
     sources: dict = {}
     _apply(fields, data["spec"], sources, data.get("sources"))
     ints = {"sm_count", "l2_partitions", "regs_per_sm", "max_threads_per_sm", "max_blocks_per_sm",
@@ -309,7 +334,7 @@ def apply_profile(dev: Device, profile: dict, origin: str, measured_on: str = ""
     catalog key of the GPU the profile was measured on (default: the device itself)."""
     measured = profile.get("measured", {})
     fields = {"tensor_peak": dict(dev.tensor_peak), "cuda_peak": dict(dev.cuda_peak),
-              "tensor_per_clk": dict(dev.tensor_per_clk)}
+              "tensor_per_clk": dict(dev.tensor_per_clk), "mma_share": dict(dev.mma_share)}
     sources = dict(dev.sources)
     _apply(fields, measured, sources, None)
     prov = profile.get("provenance", {})

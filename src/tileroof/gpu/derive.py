@@ -616,8 +616,8 @@ def small_block_entries(doc: dict, flops_per_clk: float, schedulers: int, where:
     out = {}
     if lines:
         out["small_block_nows"] = {
-            "value": sorted(lines), "unit": "[warps a block, math rate over its schedulers' share of the fp16 peak, "
-                                            "fixed cycles an iteration]",
+            "value": sorted(lines), "unit": "[warps a block, math rate over its schedulers' share of the fp16 "
+                                            "mma.sync peak, fixed cycles an iteration]",
             "method": f"{base}; slope and intercept of the line against block_K 32-128 at one block per SM, the "
                       f"slope over {flops_per_clk:.0f} FLOP/clk/SM x warps / {schedulers} [{where}]"}
     if ratios:

@@ -1,0 +1,85 @@
+"""Which tensor-core instruction a T.gemm lowers to (counts.gemm_instruction), against the rule read
+in TileLang 0.1.15's Gemm::GetGemmInst / CheckWGMMA and against TileLang's own lowering to CUDA
+(which runs on a CPU), and the rate a gemm lowered to mma.sync is timed at."""
+import numpy as np
+import pytest
+
+import tileroof
+from tileroof import counts, devices
+from tileroof.corpus import CASES
+from tileroof.trace import Operand, OpRecord
+
+
+def _gemm(a="float16", c="float32", m=128, n=128, k=32, threads=128, trans_a=False, trans_b=False,
+          b_scope="shared", kind="gemm"):
+    attrs = {"m": m, "n": n, "k": k, "trans_a": trans_a, "trans_b": trans_b, "policy": 0, "a_dtype": a,
+             "b_dtype": a, "c_dtype": c, "a_scope": "shared", "b_scope": b_scope, "threads": threads}
+    return OpRecord(kind, "g", 1, np.ones(1), (), attrs)
+
+
+@pytest.mark.parametrize("rec, want", [
+    (_gemm(), "wgmma"),                                           # fp16 x fp16 -> fp32, any major
+    (_gemm(c="float16"), "wgmma"),
+    (_gemm(a="bfloat16"), "wgmma"),
+    (_gemm(a="bfloat16", c="float16"), "mma"),                    # bf16 needs an fp32 accumulator
+    (_gemm(threads=64), "mma"),                                   # two warps: no warpgroup
+    (_gemm(threads=96), "mma"),
+    (_gemm(threads=256), "wgmma"),
+    (_gemm(m=32), "mma"),                                         # M below 64
+    (_gemm(k=40), "mma"),                                         # K not a multiple of 16
+    (_gemm(b_scope="fragment"), "mma"),                           # B in registers
+    (_gemm(a="float32", trans_b=True), "mma"),                    # float32 buffers are not tf32
+    (_gemm(a="int8", c="int32", k=64, trans_b=True), "wgmma"),   # 8-bit: both operands K-major
+    (_gemm(a="int8", c="int32", k=64), "mma"),
+    (_gemm(a="int8", c="int32", k=64, trans_a=True, trans_b=True), "mma"),
+    (_gemm(a="int8", c="int32", k=16, trans_b=True), "mma"),     # K not a multiple of 32
+    (_gemm(a="float8_e4m3fn", c="float32", k=64, trans_b=True), "wgmma"),
+    (_gemm(a="float8_e5m2", c="float16", k=64, trans_b=True), "wgmma"),
+    (_gemm(a="float8_e4m3fn", c="float32", k=64), "mma"),
+    (_gemm(kind="gemm_sp", a="int8", c="int32"), "wgmma"),       # a sparse gemm keeps the native one
+])
+def test_rule(rec, want):
+    assert counts.gemm_instruction(rec, "wgmma") == want
+
+
+def test_native_mma_and_disable_wgmma():
+    assert counts.gemm_instruction(_gemm(), "mma") == "mma"
+    assert counts.gemm_instruction(_gemm(), "wgmma", (("tl.disable_wgmma", True),)) == "mma"
+    assert counts.gemm_instruction(_gemm(), "wgmma", (("tl.disable_wgmma", False),)) == "wgmma"
+    assert counts.gemm_instruction(OpRecord("copy", "c", 1, np.ones(1)), "wgmma") == ""
+
+
+# one case per path: lowered by TileLang for sm_90a (a few seconds each on a CPU)
+@pytest.mark.parametrize("name", ["gemm_nn_fp16_4096", "sweep_gemmtf32_bm128_bn128_bk32_s3_t128_sw1",
+                                  "sweep_gemmint8_bm128_bn128_bk128_s3_t128_sw1",
+                                  "probe_mma_fp16_nowgmma_bm128_bn128_bk32_s3_t128",
+                                  "probe_mma_int8_nn_bm128_bn256_bk64_s3_t256"])
+def test_rule_matches_tilelangs_lowering(name):
+    import tilelang
+    from tilelang import tvm
+
+    case = CASES[name]
+    target = tvm.target.Target({"kind": "cuda", "arch": "sm_90a"})
+    configs = dict(getattr(case.kernel, "pass_configs", None) or {})
+    with tvm.transform.PassContext(opt_level=3, config=configs), target:
+        src = tilelang.lower(case.kernel.get_tir(**case.params), target=target).kernel_source
+    lowered = "wgmma" if "wgmma" in src else "mma" if "mma_sync" in src else "?"
+    r = tileroof.analyze(case.kernel, device="h200", **case.params)
+    assert {oc.instruction for oc in r.counts.ops if oc.instruction} == {lowered}
+
+
+def test_mma_gemm_is_timed_at_the_measured_share():
+    dev = devices.load("h200")
+    case = CASES["sweep_gemmtf32_bm128_bn256_bk32_s3_t256_sw1"]
+    r = tileroof.analyze(case.kernel, device=dev, **case.params)
+    # the float32 gemm's FLOPs are keyed as an mma.sync gemm's, and that key is timed at the
+    # catalog's measured share of the tf32 rate
+    assert {d for (u, d) in r.counts.flops if u == counts.TENSOR} == {"fp32" + counts.MMA_SUFFIX}
+    assert dev.tensor_rate("fp32" + counts.MMA_SUFFIX) == pytest.approx(dev.tensor_rate("fp32") * dev.mma_share["tf32"])
+    assert dev.tensor_flops_per_clk("fp16" + counts.MMA_SUFFIX) == pytest.approx(4096 * dev.mma_share["fp16"])
+    # a dtype with no measured share takes the lowest measured one
+    assert dev.mma_rate_share("int8") == min(dev.mma_share.values())
+    # on a GPU whose native instruction is mma the same gemm keeps the plain key
+    a100 = tileroof.analyze(case.kernel, device="a100_80gb", **case.params)
+    assert {d for (u, d) in a100.counts.flops if u == counts.TENSOR} == {"fp32"}
+    assert any("mma.sync" in a for a in r.timing.assumptions)
