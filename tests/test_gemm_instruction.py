@@ -50,7 +50,7 @@ def test_native_mma_and_disable_wgmma():
 
 
 # one case per path: lowered by TileLang for sm_90a (a few seconds each on a CPU)
-@pytest.mark.parametrize("name", ["gemm_nn_fp16_4096", "sweep_gemmtf32_bm128_bn128_bk32_s3_t128_sw1",
+@pytest.mark.parametrize("name", ["gemm_nn_fp16_4096", "gemm_nt_fp8e4m3_4096", "sweep_gemmtf32_bm128_bn128_bk32_s3_t128_sw1",
                                   "sweep_gemmint8_bm128_bn128_bk128_s3_t128_sw1",
                                   "probe_mma_fp16_nowgmma_bm128_bn128_bk32_s3_t128",
                                   "probe_mma_int8_nn_bm128_bn256_bk64_s3_t256"])

@@ -29,8 +29,9 @@ def normalize_dtype(dtype: str) -> str:
 
 
 # ---- which tensor-core instruction a T.gemm lowers to ------------------------------------------
-# TileLang 0.1.15 (src/op/gemm.cc: Gemm::GetGemmInst, CheckWGMMA) lowers a T.gemm on a Hopper
-# target to wgmma only where the block's warps make whole warpgroups, the gemm's M is at least 64,
+# TileLang (Gemm::GetGemmInst and CheckWGMMA in its src/op/gemm.cc, as read in upstream main, and
+# checked against tilelang 0.1.15's own lowering for fp16, bf16, fp8, int8 and float32 gemms) lowers a T.gemm on a Hopper target to
+# wgmma only where the block's warps make whole warpgroups, the gemm's M is at least 64,
 # B lies in shared memory, tl.disable_wgmma is not set and the (A/B, C) dtypes are one of the
 # combinations below, each with its operand-major and K rule; every other gemm is mma.sync.  A
 # float32 buffer is not tf32: float32 gemms always take mma.sync (m16n8k8.tf32).  Checked by
