@@ -4,9 +4,9 @@ counters in measure records (Hopper: TileLang sends float32 gemms, int8 / fp8 ge
 
     python benchmarks/mma_share.py RECORD.json [RECORD.json ...] [--device h200]
 
-For each case whose gemms ran mma.sync (HMMA instructions, no GMMA), the tensor pipe's rate at its
+For each case whose gemms ran mma.sync (HMMA, or for int8 IMMA, instructions; no GMMA), the tensor pipe's rate at its
 peak is its HMMA instructions per SM over the SM cycles it was active
-(sm__pipe_tensor_op_hmma_cycles_active x sm__cycles_elapsed), times the FLOPs one instruction does
+(sm__pipe_tensor_op_{hmma,imma}_cycles_active x sm__cycles_elapsed), times the FLOPs one instruction does
 (the case's counted tensor FLOPs over its instructions); the share is that over the device's
 per-clock wgmma peak for the gemm's dtype (catalog tensor_flops_per_clk_per_sm_*).  A measurement
 of the pipe, not a fit to time: the catalog's mma_sync_share_* entries cite its output."""
@@ -30,6 +30,9 @@ def shares(path: str, dev) -> list[tuple]:
         hmma = nc.get("sm__inst_executed_pipe_tensor_op_hmma.sum") or 0
         gmma = nc.get("sm__inst_executed_pipe_tensor_op_gmma.sum") or 0
         active = nc.get("sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active")
+        if not hmma:        # int8 mma.sync is IMMA: its own pipe counters, where the chip has them
+            hmma = nc.get("sm__inst_executed_pipe_tensor_op_imma.sum") or 0
+            active = nc.get("sm__pipe_tensor_op_imma_cycles_active.avg.pct_of_peak_sustained_active")
         cycles = nc.get("sm__cycles_elapsed.avg")
         if not hmma or gmma or not active or not cycles or name not in CASES or not rec["correct"]["ok"]:
             continue

@@ -22,8 +22,12 @@ from pathlib import Path
 
 KINDS = ("fp16", "bf16", "tf32", "fp8", "int8")
 METRICS = ("gpu__time_duration.sum", "sm__inst_executed_pipe_tensor_op_hmma.sum",
-           "sm__inst_executed_pipe_tensor_op_gmma.sum", "sm__inst_executed_pipe_tensor.sum",
-           "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active", "sm__cycles_elapsed.avg")
+           "sm__inst_executed_pipe_tensor_op_gmma.sum", "sm__inst_executed_pipe_tensor_op_imma.sum",
+           "sm__inst_executed_pipe_tensor.sum",
+           "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
+           "sm__pipe_tensor_op_imma_cycles_active.avg.pct_of_peak_sustained_active", "sm__cycles_elapsed.avg")
+# always asked for; the rest only where `ncu --query-metrics` lists them (IMMA's names vary by chip)
+REQUIRED = ("gpu__time_duration.sum", "sm__inst_executed_pipe_tensor.sum", "sm__cycles_elapsed.avg")
 
 
 def child(n: int) -> None:
@@ -57,16 +61,21 @@ def main(argv=None) -> int:
     t0 = time.time()
     prov = provenance.base_provenance("cublas_instr", module="tileroof.gpu.cublas_instr")
     exe = shutil.which("ncu") or "ncu"
+    try:
+        q = subprocess.run([exe, "--query-metrics"], capture_output=True, text=True, timeout=60)
+        metrics, dropped = ncu.filter_by_query(METRICS, ncu.parse_query_metrics(q.stdout), keep=REQUIRED)
+    except (OSError, subprocess.SubprocessError):
+        metrics, dropped = list(METRICS), []
     with tempfile.TemporaryDirectory() as tmp:
         rep = str(Path(tmp) / "r")
-        cmd = ncu.profile_command(exe, METRICS, rep, [sys.executable, "-m", "tileroof.gpu.cublas_instr",
+        cmd = ncu.profile_command(exe, metrics, rep, [sys.executable, "-m", "tileroof.gpu.cublas_instr",
                                                      "--child", "--n", str(a.n)])
         run = subprocess.run(cmd, capture_output=True, text=True)
         imp = subprocess.run(ncu.import_command(exe, rep + ".ncu-rep", nvtx_rename=False), capture_output=True, text=True)
     rows = ncu.parse_ncu_csv(imp.stdout)
-    kernels = [{k: v for k, v in r.items() if k in METRICS or k in ("Kernel Name", "thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg")}
+    kernels = [{k: v for k, v in r.items() if k in metrics or k in ("Kernel Name", "thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg")}
                for r in rows]
-    body = {"n": a.n, "kinds": list(KINDS), "kernels": kernels, "ncu_rc": run.returncode,
+    body = {"n": a.n, "kinds": list(KINDS), "metrics": metrics, "dropped_metrics": dropped, "kernels": kernels, "ncu_rc": run.returncode,
             "ncu_tail": (run.stdout + run.stderr)[-2000:]}
     path = provenance.write_record(Path(a.out), prov, t0, body,
                                    f"ncu --clock-control none over one launch each of microbench._mm_case(kind, {a.n}) "

@@ -52,6 +52,8 @@ OPTIONAL_METRICS = (
     "sm__inst_executed_pipe_tensor_op_gmma.sum",
     "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
     "sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active",
+    "sm__inst_executed_pipe_tensor_op_imma.sum",
+    "sm__pipe_tensor_op_imma_cycles_active.avg.pct_of_peak_sustained_active",
     "sm__ops_path_tensor_src_fp16_dst_fp32.sum",
     "sm__ops_path_tensor_src_bf16_dst_fp32.sum",
     "sm__ops_path_tensor_src_fp16.sum",
