@@ -48,6 +48,17 @@ def child(n: int) -> None:
         torch.cuda.nvtx.range_pop()
 
 
+def kernel_rows(rows: list[dict], metrics) -> list[dict]:
+    """One flat row per profiled launch (ncu.parse_ncu_csv's records, in launch order: KINDS'):
+    its kernel name and the asked-for metrics (None where ncu gave no value)."""
+    out = []
+    for r in rows:
+        row = {"kernel_name": r.get("kernel_name")}
+        row.update({m: (r.get("metrics") or {}).get(m) for m in metrics})
+        out.append(row)
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=4096)
@@ -59,7 +70,7 @@ def main(argv=None) -> int:
         return 0
     from . import ncu, provenance
     t0 = time.time()
-    prov = provenance.base_provenance("cublas_instr", module="tileroof.gpu.cublas_instr")
+    prov = provenance.base_provenance("cublas_instr")
     exe = shutil.which("ncu") or "ncu"
     try:
         q = subprocess.run([exe, "--query-metrics"], capture_output=True, text=True, timeout=60)
@@ -72,9 +83,7 @@ def main(argv=None) -> int:
                                                      "--child", "--n", str(a.n)])
         run = subprocess.run(cmd, capture_output=True, text=True)
         imp = subprocess.run(ncu.import_command(exe, rep + ".ncu-rep", nvtx_rename=False), capture_output=True, text=True)
-    rows = ncu.parse_ncu_csv(imp.stdout)
-    kernels = [{k: v for k, v in r.items() if k in metrics or k in ("Kernel Name", "thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg")}
-               for r in rows]
+    kernels = kernel_rows(ncu.parse_ncu_csv(imp.stdout), metrics)
     body = {"n": a.n, "kinds": list(KINDS), "metrics": metrics, "dropped_metrics": dropped, "kernels": kernels, "ncu_rc": run.returncode,
             "ncu_tail": (run.stdout + run.stderr)[-2000:]}
     path = provenance.write_record(Path(a.out), prov, t0, body,
