@@ -1,6 +1,8 @@
 """Which tensor-core instruction a T.gemm lowers to (counts.gemm_instruction), against the rule read
 in TileLang 0.1.15's Gemm::GetGemmInst / CheckWGMMA and against TileLang's own lowering to CUDA
 (which runs on a CPU), and the rate a gemm lowered to mma.sync is timed at."""
+import re
+
 import numpy as np
 import pytest
 
@@ -66,6 +68,45 @@ def test_rule_matches_tilelangs_lowering(name):
     lowered = "wgmma" if "wgmma" in src else "mma" if "mma_sync" in src else "?"
     r = tileroof.analyze(case.kernel, device="h200", **case.params)
     assert {oc.instruction for oc in r.counts.ops if oc.instruction} == {lowered}
+    # the operands TileLang loads element by element (no ldmatrix) are those counts.scalar_operands
+    # names: `X_local[..] = ((T*)X_shared)[..]` in the lowered source
+    element_loaded = {x for x in "AB" if re.search(rf"{x}_local\[[^\]]*\] = \(\([^)]*\*\){x}_shared\)\[", src)}
+    from tileroof.ir import trace as walk
+    gemm = next(rec for rec in walk(case.kernel, case.params, None).ops if rec.kind == "gemm")
+    want = {("A" if op is gemm.operands[0] else "B") for op, _ in counts.scalar_operands(gemm)} if lowered == "mma" else set()
+    assert element_loaded == want
+
+
+@pytest.mark.parametrize("bits, row_bytes, want", [
+    (8, 256, 2),     # int8 B (64 x 256): rows k, k+4, k+8, k+12 of one 128-byte atom column; XOR 0,4,0,4
+    (8, 128, 2),
+    (32, 1024, 2),   # tf32 B (32 x 256): rows k..k+3, two 16-byte chunks each; XOR pairs them up
+    (32, 64, 1),     # a 64-byte atom: rows k..k+3 XOR their 4 chunks apart, no bank shared
+])
+def test_scalar_load_wavefronts(bits, row_bytes, want):
+    assert counts.scalar_load_wavefronts(bits, row_bytes) == want
+
+
+@pytest.mark.parametrize("name, gpu", [("probe_mma_int8_nn_bm128_bn256_bk64_s3_t256", "h100"),
+                                       ("probe_mma_fp8_nn_bm128_bn256_bk64_s3_t256", "h200"),
+                                       ("probe_mma_tf32_nn_bm128_bn256_bk32_s3_t256", "h200"),
+                                       ("probe_mma_fp16_nowgmma_bm128_bn256_bk32_s3_t256", "h200")])
+def test_operand_wavefronts_match_nsight(name, gpu):
+    """The mma.sync gemm's shared-pipe wavefronts (ldmatrix, element loads and their bank replays)
+    against Nsight Compute's l1tex__data_pipe_lsu_wavefronts_mem_shared in the recorded runs (the
+    TMA producer's writes into shared memory are not LSU wavefronts)."""
+    import json
+    from pathlib import Path
+
+    from tileroof.model import shared_pipe_bytes
+    root = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / gpu
+    rec = next(json.load(open(p))["cases"][name] for p in sorted(root.glob("measure-20261207T*.json"))
+               if name in json.load(open(p))["cases"])
+    measured = rec["ncu"]["l1tex__data_pipe_lsu_wavefronts_mem_shared.sum"]
+    case = CASES[name]
+    r = tileroof.analyze(case.kernel, device="h200" if gpu == "h200" else "h100_sxm", **case.params)
+    model = sum(shared_pipe_bytes(oc) for oc in r.counts.ops if oc.instruction == "mma") / 128
+    assert model == pytest.approx(measured, rel=0.02)
 
 
 def test_mma_gemm_is_timed_at_the_measured_share():
@@ -78,7 +119,7 @@ def test_mma_gemm_is_timed_at_the_measured_share():
     assert dev.tensor_rate("fp32" + counts.MMA_SUFFIX) == pytest.approx(dev.tensor_rate("fp32") * dev.mma_share["tf32"])
     assert dev.tensor_flops_per_clk("fp16" + counts.MMA_SUFFIX) == pytest.approx(4096 * dev.mma_share["fp16"])
     # a dtype with no measured share takes the lowest measured one
-    assert dev.mma_rate_share("int8") == min(dev.mma_share.values())
+    assert "fp4" not in dev.mma_share and dev.mma_rate_share("fp4") == min(dev.mma_share.values())
     # on a GPU whose native instruction is mma the same gemm keeps the plain key
     a100 = tileroof.analyze(case.kernel, device="a100_80gb", **case.params)
     assert {d for (u, d) in a100.counts.flops if u == counts.TENSOR} == {"fp32"}

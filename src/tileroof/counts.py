@@ -344,7 +344,73 @@ def count_gemm(rec: OpRecord, oc: OpCounts) -> None:
     if rec.operands[0].buffer == rec.operands[1].buffer:
         factors = {}
     _operand_bytes(rec, oc.bytes, factors)
+    if oc.instruction == "mma":
+        # element-wise fragment loads: their wavefronts, beyond the bytes, as bank-conflict replays
+        for op, bits in scalar_operands(rec):
+            nbytes = op.elements * dtype_bytes(op.dtype) * factors.get(op.buffer, 1)
+            inst = nbytes / (32 * dtype_bytes(op.dtype))
+            row_bytes = int(op.extents[-1]) * dtype_bytes(op.dtype) if getattr(op, "extents", None) else 128
+            oc.excess[("shared", "conflict")] += inst * scalar_load_wavefronts(bits, row_bytes) * 128 - nbytes
     _arith(rec, oc)
+
+
+# ---- mma.sync operands a warp cannot ldmatrix -------------------------------------------------
+# TileLang's mma.sync emitter (tilelang/cuda/intrinsics/macro/mma_macro_generator.py, 0.1.15:
+# ldmatrix_a / ldmatrix_b) loads a shared operand with ldmatrix unless its dtype is not 16-bit and
+# the operand is stored M/N-major (A transposed, B not transposed: ldmatrix's transpose moves
+# 16-bit halves only); then every thread loads its fragment one element at a time (LDS.U8 / LDS.32:
+# the lowered CUDA of probe_mma_int8_nn, `B_local[..] = B_shared[..]`).  A warp instruction then
+# reads 32 elements: 8 consecutive along M/N from each of 4 rows along K (lane / 4, lane % 4: the
+# mma_load_*_to_shared layouts), the rows `K_ROW_STEP` apart (int8's 16x32 micro tile: a lane's
+# elements k = 4 (lane % 4) + j; tf32's 16x8: k = lane % 4 + 4 j).
+K_ROW_STEP = {8: 4, 32: 1}
+
+
+def swizzle_bytes(row_bytes: int) -> int:
+    """The XOR swizzle's atom TileLang lays a gemm's shared operand out in (makeGemmABLayout: the
+    full-bank 128-byte swizzle where the tile's contiguous dimension is a multiple of 128 bytes, the
+    half-bank 64 and quarter-bank 32 below that, none otherwise)."""
+    for b in (128, 64, 32):
+        if row_bytes % b == 0:
+            return b
+    return 0
+
+
+@lru_cache(maxsize=64)
+def scalar_load_wavefronts(bits: int, row_bytes: int) -> int:
+    """Shared-memory wavefronts one warp instruction of element-wise operand loads takes: the most
+    distinct 4-byte words any of the 32 banks serves (lanes reading one word share it), with the
+    rows laid out in TileLang's XOR swizzle (16-byte chunk c of row r at c ^ (r mod atom/16)).
+    The int8 and tf32 M/N-major probes: 2 (Nsight Compute, runs 161-162: one bank conflict per
+    instruction, l1tex__data_bank_conflicts_pipe_lsu_mem_shared = the instructions)."""
+    eb = max(int(bits) // 8, 1)
+    step = K_ROW_STEP.get(bits, 1)
+    atom = swizzle_bytes(row_bytes)
+    chunks = atom // 16 if atom else 1
+    line = min(row_bytes, atom) if atom else row_bytes
+    words: dict = {}
+    for lane in range(32):
+        row, col = (lane % 4) * step, (lane // 4) * eb           # bytes along the contiguous dim
+        chunk, off = divmod(col, 16)
+        if atom:
+            chunk = ((chunk % chunks) ^ (row % chunks)) + (chunk // chunks) * chunks
+        addr = row * line + chunk * 16 + off
+        words.setdefault((addr // 4) % 32, set()).add(addr // 4)
+    return max(len(w) for w in words.values())
+
+
+def scalar_operands(rec: OpRecord) -> list:
+    """(operand, bits) of a gemm's shared operands that mma.sync loads element by element."""
+    a = rec.attrs
+    out = []
+    for i, major in ((0, bool(a.get("trans_a"))), (1, not a.get("trans_b"))):
+        if i >= len(rec.operands):
+            continue
+        op = rec.operands[i]
+        bits = int(round(dtype_bytes(op.dtype) * 8))
+        if op.scope == SHARED and bits != 16 and major:
+            out.append((op, bits))
+    return out
 
 
 def count_default(rec: OpRecord, oc: OpCounts) -> None:

@@ -1174,6 +1174,12 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
     # (a device without the measured hop cost or without an SM clock: none)
     n_hops = shared_hops(loop_ops, total_iters) if dev.gemm_hop_cycles else 0.0
     other_work = other
+    # a warp-specialised loop's mma.sync gemms read their operands through the SM's shared-memory
+    # pipe, one 128-byte wavefront a clock (ldmatrix, or element loads with their bank replays:
+    # counts.scalar_operands); wgmma reads shared memory itself.  Nsight Compute on the int8 / fp8
+    # M/N-major probes (runs 161-162): 302 M wavefronts, the pipe ~90 % busy over the launch
+    lsu_bytes = (sum(shared_pipe_bytes(oc) for _, oc in loop_ops if oc.instruction == "mma")
+                 if occ.warp_specialized and dev.smem_bytes_per_clk else 0.0)
 
     def at_clock(clock_hz=None, clock: float = 1.0):
         clock_hz = clock_hz or dev.tensor_clock_hz
@@ -1269,9 +1275,11 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
         # (nothing in the loop loads from global memory -- register shuffles of a Hadamard
         # transform: no tile to wait for, the loop is its work)
         t_latency = tile_wait(latency, f_dram) if g2s else 0.0
-        t_iter = max(t_compute, chain, t_l2, t_latency)
+        t_smem = lsu_bytes / total_iters / (dev.smem_bytes_per_clk * clock_hz) * share if lsu_bytes else 0.0
+        t_iter = max(t_compute, chain, t_l2, t_latency, t_smem)
         # a follower of its group's first block waits its tiles' L2 latency (_schedule_followers)
-        t_iter_f = max(t_compute, chain, t_l2, min(tile_wait(l2_tile, f_follow), t_latency)) if l2_tile else t_iter
+        t_iter_f = (max(t_compute, chain, t_l2, t_smem, min(tile_wait(l2_tile, f_follow), t_latency))
+                    if l2_tile else t_iter)
         # the first wave's blocks start together (timeline set 11: within 0.3 us), so the blocks
         # sharing a tile ask for it at the same moment and all wait for its DRAM fill: every
         # tile of their loop arrives a DRAM round trip after its loads were issued, however many
@@ -1282,7 +1290,7 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
         t_latency0 = t_latency
         if g2s and round_trip and occ.warp_specialized and stages > 1:
             t_latency0 = max(t_latency, (round_trip + t_compute) / stages)
-        t_iter0 = max(t_compute, chain, t_l2, t_latency0)
+        t_iter0 = max(t_compute, chain, t_l2, t_latency0, t_smem)
         rest_tc = 0.0
         for oc in rest_work:
             rest_tc += _tensor_time_per_sm(oc, dev, clock)
@@ -1298,6 +1306,8 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
         terms = {"compute": t_compute, "l2": t_l2, "latency": t_latency}
         if chain > t_compute:
             terms["chain"] = chain
+        if t_smem:
+            terms["shared"] = t_smem
         return block_times, {"iteration_s": t_iter, "stages": stages, "tile_bytes": g2s / total_iters,
                              "pipelined": not all(op.attrs.get("unpipelined") for op, _ in loop_ops),
                              "loop_iterations": total_iters / nblocks,
