@@ -77,6 +77,12 @@ _MMA_PROBES = [
     ("probe_mma_int8_nn", matmul, ("int8", "int32", "int32"), False, (128, 256, 64, 3, 256, True), 1e-5),
     ("probe_mma_fp8_nn", matmul, ("float8_e4m3fn", "float16", "float32"), False, (128, 256, 64, 3, 256, True), 5e-2),
     ("probe_mma_tf32_nn", matmul, ("float32", "float32", "float32"), False, (128, 256, 32, 3, 256, True), 2e-2),
+    # session 36, predicted before they ran: the element-wise operand loads' bank model at other
+    # row widths (64-byte int8 rows: a half-bank swizzle atom, 4 wavefronts an instruction in the
+    # model; 128-byte int8 and 256-byte float32 rows: 2)
+    ("probe_mma_int8_nn", matmul, ("int8", "int32", "int32"), False, (128, 64, 64, 3, 128, True), 1e-5),
+    ("probe_mma_int8_nn", matmul, ("int8", "int32", "int32"), False, (128, 128, 64, 3, 128, True), 1e-5),
+    ("probe_mma_tf32_nn", matmul, ("float32", "float32", "float32"), False, (128, 64, 32, 3, 128, True), 2e-2),
 ]
 
 
