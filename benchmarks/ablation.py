@@ -336,8 +336,16 @@ S35 = [
      "native instruction)",
      [(counts, "gemm_instruction", lambda rec, native, pass_configs=(): native if rec.kind in counts.GEMM_KINDS else "")]),
 ]
+# session 36, switched off alone: mma.sync operands TileLang cannot ldmatrix are loaded element by
+# element (counts.scalar_operands), their wavefronts on the warp-specialised loop's shared pipe
+S36 = [
+    ("mma.sync operands that are not 16-bit and M/N-major load element by element, their bank "
+     "replays under the XOR swizzle on the shared pipe, which bounds a warp-specialised loop's "
+     "iteration (off: no element loads, no shared term in such loops)",
+     [(counts, "scalar_operands", lambda rec: []), (model, "loop_operand_pipe_bytes", lambda *a: 0.0)]),
+]
 GROUPS = {"S11": S11, "S12": S12, "S13": S13, "S14": S14, "S16": S16, "S18": S18, "S19": S19, "S20": S20,
-          "S33": S33, "S34": S34, "S35": S35}
+          "S33": S33, "S34": S34, "S35": S35, "S36": S36}
 
 
 def leave_one_out(groups=None) -> int:

@@ -551,6 +551,18 @@ def shared_pipe_bytes(c) -> float:
     return shared + c.excess.get(("shared", "conflict"), 0) + c.inst.get(P_SHFL, 0) * 4
 
 
+def loop_operand_pipe_bytes(loop_ops, occ, dev: Device) -> float:
+    """Bytes' worth of the SM's shared-memory pipe (128 a wavefront, one wavefront a clock) a
+    warp-specialised loop's mma.sync gemms take to read their operands: ldmatrix, or element loads
+    with their bank replays (counts.scalar_operands); wgmma reads shared memory itself, and the
+    producer's TMA writes are not on this pipe.  Nsight Compute on the int8 / fp8 M/N-major probes
+    (runs 161-162): 302 M wavefronts, the pipe ~90 % busy over the launch.  (Without warp
+    specialisation the kernel's shared term already holds them.)"""
+    if not (occ.warp_specialized and dev.smem_bytes_per_clk):
+        return 0.0
+    return sum(shared_pipe_bytes(oc) for _, oc in loop_ops if oc.instruction == "mma")
+
+
 def block_start_interval(dev: Device, threads: int) -> float:
     """One SM's interval between the starts of two blocks of `threads` threads: the block floor,
     or the launch of the block's warps one after another where that takes longer
@@ -1174,12 +1186,7 @@ def pipeline_at_clock(trace: KernelTrace, counts: Counts, dev: Device, occ: Occu
     # (a device without the measured hop cost or without an SM clock: none)
     n_hops = shared_hops(loop_ops, total_iters) if dev.gemm_hop_cycles else 0.0
     other_work = other
-    # a warp-specialised loop's mma.sync gemms read their operands through the SM's shared-memory
-    # pipe, one 128-byte wavefront a clock (ldmatrix, or element loads with their bank replays:
-    # counts.scalar_operands); wgmma reads shared memory itself.  Nsight Compute on the int8 / fp8
-    # M/N-major probes (runs 161-162): 302 M wavefronts, the pipe ~90 % busy over the launch
-    lsu_bytes = (sum(shared_pipe_bytes(oc) for _, oc in loop_ops if oc.instruction == "mma")
-                 if occ.warp_specialized and dev.smem_bytes_per_clk else 0.0)
+    lsu_bytes = loop_operand_pipe_bytes(loop_ops, occ, dev)
 
     def at_clock(clock_hz=None, clock: float = 1.0):
         clock_hz = clock_hz or dev.tensor_clock_hz
