@@ -124,3 +124,18 @@ def test_mma_gemm_is_timed_at_the_measured_share():
     a100 = tileroof.analyze(case.kernel, device="a100_80gb", **case.params)
     assert {d for (u, d) in a100.counts.flops if u == counts.TENSOR} == {"fp32"}
     assert any("mma.sync" in a for a in r.timing.assumptions)
+
+
+def test_a_rate_measured_on_an_mma_sync_library_kernel():
+    """A profile's tensor rate whose library GEMM ran mma.sync (`instruction = "mma.sync"`, read by
+    tileroof.gpu.cublas_instr) is mma.sync's rate: the wgmma rate is it over the measured share, and
+    a gemm lowered to mma.sync runs at the measured rate itself."""
+    base = devices.load("h200", calibrated=False)
+    share = base.mma_share["int8"]
+    prof = {"measured": {"tensor_tops_int8": {"value": 800.0, "instruction": "mma.sync", "method": "m"},
+                         "tensor_tflops_fp8": {"value": 1200.0, "method": "m"}}}
+    dev = devices.apply_profile(base, prof, "test")
+    assert dev.tensor_rate("int8") == pytest.approx(800e12 / share)
+    assert dev.tensor_rate("int8" + counts.MMA_SUFFIX) == pytest.approx(800e12)
+    assert dev.tensor_rate("fp8") == pytest.approx(1200e12)          # a wgmma measurement stays as it is
+    assert "mma.sync library kernel" in dev.sources["tensor_peak.int8"]
