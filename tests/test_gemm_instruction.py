@@ -80,14 +80,19 @@ def test_rule_matches_tilelangs_lowering(name):
 @pytest.mark.parametrize("bits, row_bytes, want", [
     (8, 256, 2),     # int8 B (64 x 256): rows k, k+4, k+8, k+12 of one 128-byte atom column; XOR 0,4,0,4
     (8, 128, 2),
+    (8, 64, 2),      # 64-byte rows, two to a 128-byte line: chunk XOR (row / 2) mod 4 = 0,2,0,2 (run 163)
     (32, 1024, 2),   # tf32 B (32 x 256): rows k..k+3, two 16-byte chunks each; XOR pairs them up
-    (32, 64, 1),     # a 64-byte atom: rows k..k+3 XOR their 4 chunks apart, no bank shared
+    (32, 64, 2),     # rows k, k+1 share a line and k+2, k+3 the next, their chunks XOR 1: banks repeat
+    (32, 32, 1),     # four 32-byte rows fill one line: all 32 banks once
 ])
 def test_scalar_load_wavefronts(bits, row_bytes, want):
     assert counts.scalar_load_wavefronts(bits, row_bytes) == want
 
 
 @pytest.mark.parametrize("name, gpu", [("probe_mma_int8_nn_bm128_bn256_bk64_s3_t256", "h100"),
+                                       ("probe_mma_int8_nn_bm128_bn64_bk64_s3_t128", "h100"),
+                                       ("probe_mma_int8_nn_bm128_bn128_bk64_s3_t128", "h100"),
+                                       ("probe_mma_tf32_nn_bm128_bn64_bk32_s3_t128", "h100"),
                                        ("probe_mma_fp8_nn_bm128_bn256_bk64_s3_t256", "h200"),
                                        ("probe_mma_tf32_nn_bm128_bn256_bk32_s3_t256", "h200"),
                                        ("probe_mma_fp16_nowgmma_bm128_bn256_bk32_s3_t256", "h200")])
@@ -100,7 +105,7 @@ def test_operand_wavefronts_match_nsight(name, gpu):
 
     from tileroof.model import shared_pipe_bytes
     root = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / gpu
-    rec = next(json.load(open(p))["cases"][name] for p in sorted(root.glob("measure-20261207T*.json"))
+    rec = next(json.load(open(p))["cases"][name] for p in sorted(root.glob("measure-2026120[78]T*.json"))
                if name in json.load(open(p))["cases"])
     measured = rec["ncu"]["l1tex__data_pipe_lsu_wavefronts_mem_shared.sum"]
     case = CASES[name]

@@ -349,7 +349,7 @@ def count_gemm(rec: OpRecord, oc: OpCounts) -> None:
         for op, bits in scalar_operands(rec):
             nbytes = op.elements * dtype_bytes(op.dtype) * factors.get(op.buffer, 1)
             inst = nbytes / (32 * dtype_bytes(op.dtype))
-            row_bytes = int(op.extents[-1]) * dtype_bytes(op.dtype) if getattr(op, "extents", None) else 128
+            row_bytes = int(round(int(op.extents[-1]) * dtype_bytes(op.dtype))) if getattr(op, "extents", None) else 128
             oc.excess[("shared", "conflict")] += inst * scalar_load_wavefronts(bits, row_bytes) * 128 - nbytes
     _arith(rec, oc)
 
@@ -379,22 +379,25 @@ def swizzle_bytes(row_bytes: int) -> int:
 @lru_cache(maxsize=64)
 def scalar_load_wavefronts(bits: int, row_bytes: int) -> int:
     """Shared-memory wavefronts one warp instruction of element-wise operand loads takes: the most
-    distinct 4-byte words any of the 32 banks serves (lanes reading one word share it), with the
-    rows laid out in TileLang's XOR swizzle (16-byte chunk c of row r at c ^ (r mod atom/16)).
-    The int8 and tf32 M/N-major probes: 2 (Nsight Compute, runs 161-162: one bank conflict per
-    instruction, l1tex__data_bank_conflicts_pipe_lsu_mem_shared = the instructions)."""
-    eb = max(int(bits) // 8, 1)
+    distinct 4-byte words any of the 32 banks serves (lanes reading one word share it), the rows laid
+    out in TileLang's XOR swizzle of `swizzle_bytes(row_bytes)`: within an atom column of rows of
+    min(row, atom) bytes, address bits 4.. (the 16-byte chunk) XOR bits 7.. (the 128-byte line), as
+    many as the atom has chunk bits (CUTLASS's Swizzle<3,4,3> / <2,4,3> / <1,4,3>; read in the
+    lowered CUDA of the int8 NN probes: 128-byte rows XOR chunk with row mod 8, 64-byte rows with
+    (row / 2) mod 4).  The int8 probes at 256-, 128- and 64-byte rows and the tf32 ones at 1024 and
+    256: 2 (Nsight Compute, runs 161-163: one bank conflict per instruction)."""
+    eb, row_bytes = max(int(bits) // 8, 1), int(row_bytes)
     step = K_ROW_STEP.get(bits, 1)
     atom = swizzle_bytes(row_bytes)
-    chunks = atom // 16 if atom else 1
     line = min(row_bytes, atom) if atom else row_bytes
+    nbits = {128: 3, 64: 2, 32: 1}.get(atom, 0)
     words: dict = {}
     for lane in range(32):
         row, col = (lane % 4) * step, (lane // 4) * eb           # bytes along the contiguous dim
-        chunk, off = divmod(col, 16)
-        if atom:
-            chunk = ((chunk % chunks) ^ (row % chunks)) + (chunk // chunks) * chunks
-        addr = row * line + chunk * 16 + off
+        addr = row * line + (col % line)
+        if nbits:
+            addr ^= ((addr >> 7) & ((1 << nbits) - 1)) << 4
+        addr += (col // line) * (1 << 20)                         # another atom column: far apart
         words.setdefault((addr // 4) % 32, set()).add(addr // 4)
     return max(len(w) for w in words.values())
 
