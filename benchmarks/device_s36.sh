@@ -20,5 +20,5 @@ case "$GPU${NOS32:+ only}" in *H200)
   [ $((LIMIT - SECONDS)) -gt 130 ] && br pieces 120 && tar czf "$OUTDIR/br.tar.gz" -C "$OUTDIR" br
   ;; esac
 # at most 8 files come back: keep each run's record and raw logs, drop the copies the record holds
-rm -rf "$OUTDIR/br" "$OUTDIR/s32/br"; find "$OUTDIR" \( -name nvidia-smi-start.txt -o -name measure.log \) -delete
+rm -rf "$OUTDIR/br"; find "$OUTDIR" \( -name nvidia-smi-start.txt -o -name measure.log \) -delete
 echo "total ${SECONDS}s"; find "$OUTDIR" -type f | sort

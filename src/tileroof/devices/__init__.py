@@ -260,6 +260,7 @@ def _value(entry):
 
 
 def _apply(fields: dict, specs: dict, sources: dict, cites: dict | None) -> None:
+    mma_measured: dict = {}             # dtype -> (rate, cite) of rates measured on mma.sync kernels
     for key, entry in specs.items():
         value = _value(entry)
         src = entry.get("source", entry.get("method", "")) if isinstance(entry, dict) else ""
@@ -303,7 +304,7 @@ def _apply(fields: dict, specs: dict, sources: dict, cites: dict | None) -> None
         elif key in _TENSOR and isinstance(entry, dict) and entry.get("instruction") == "mma.sync":
             # the library GEMM that measured it ran mma.sync (tileroof.gpu.cublas_instr): its rate is
             # mma.sync's; the tensor cores' (wgmma) rate is it over mma.sync's measured share, below
-            fields.setdefault("_mma_measured", {})[_TENSOR[key]] = (value * 1e12, cite)
+            mma_measured[_TENSOR[key]] = (value * 1e12, cite)
         elif key in _TENSOR:
             fields.setdefault("tensor_peak", {})[_TENSOR[key]] = value * 1e12
             sources[f"tensor_peak.{_TENSOR[key]}"] = cite
@@ -316,7 +317,7 @@ def _apply(fields: dict, specs: dict, sources: dict, cites: dict | None) -> None
         elif key in _TENSOR_CLK:
             fields.setdefault("tensor_per_clk", {})[_TENSOR_CLK[key]] = float(value)
             sources[f"tensor_per_clk.{_TENSOR_CLK[key]}"] = cite
-    for d, (rate, cite) in fields.pop("_mma_measured", {}).items():
+    for d, (rate, cite) in mma_measured.items():
         share = fields.get("mma_share", {}).get(d)
         fields.setdefault("tensor_peak", {})[d] = rate / share if share else rate
         sources[f"tensor_peak.{d}"] = (f"{cite} (measured on an mma.sync library kernel: {rate / 1e12:.1f} T/s over "

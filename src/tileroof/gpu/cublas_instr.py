@@ -72,11 +72,7 @@ def main(argv=None) -> int:
     t0 = time.time()
     prov = provenance.base_provenance("cublas_instr")
     exe = shutil.which("ncu") or "ncu"
-    try:
-        q = subprocess.run([exe, "--query-metrics"], capture_output=True, text=True, timeout=60)
-        metrics, dropped = ncu.filter_by_query(METRICS, ncu.parse_query_metrics(q.stdout), keep=REQUIRED)
-    except (OSError, subprocess.SubprocessError):
-        metrics, dropped = list(METRICS), []
+    metrics, dropped = ncu.filter_by_device(exe, METRICS, keep=REQUIRED)
     with tempfile.TemporaryDirectory() as tmp:
         rep = str(Path(tmp) / "r")
         cmd = ncu.profile_command(exe, metrics, rep, [sys.executable, "-m", "tileroof.gpu.cublas_instr",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+import subprocess
 
 # Asked for on every run.  A metric that ncu says does not exist is dropped (see missing_metrics).
 CORE_METRICS = (
@@ -220,6 +221,16 @@ def filter_by_query(metrics, known_bases: set[str], keep=CORE_METRICS) -> tuple[
         return metrics, []
     kept = [m for m in metrics if m in keep or metric_base(m) in known_bases]
     return kept, [m for m in metrics if m not in kept]
+
+
+def filter_by_device(ncu: str, metrics, keep=CORE_METRICS, env=None) -> tuple[list[str], list[str]]:
+    """filter_by_query against this ncu's own `ncu --query-metrics` (kept, dropped); everything
+    kept when the query cannot run."""
+    try:
+        q = subprocess.run([ncu, "--query-metrics"], capture_output=True, text=True, timeout=60, env=env)
+    except (OSError, subprocess.SubprocessError):
+        return list(metrics), []
+    return filter_by_query(metrics, parse_query_metrics(q.stdout), keep)
 
 
 def profile_command(ncu: str, metrics, export_base: str, child: list[str]) -> list[str]:

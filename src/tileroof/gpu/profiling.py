@@ -125,12 +125,8 @@ def check_metrics(ncu, metrics, workdir: Path, env, budget_s: float = 90.0) -> d
     t0 = time.time()
     metrics = list(metrics)
     dropped: list[str] = []
-    try:
-        q = subprocess.run([ncu, "--query-metrics"], capture_output=True, text=True, timeout=60, env=env)
-        metrics, gone = N.filter_by_query(metrics, N.parse_query_metrics(q.stdout))
-        dropped += gone
-    except (OSError, subprocess.SubprocessError):
-        pass
+    metrics, gone = N.filter_by_device(ncu, metrics, env=env)
+    dropped += gone
     error = None
     ok = False
     for i in range(8):
