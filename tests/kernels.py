@@ -123,6 +123,18 @@ def symbolic_copy():
     return main
 
 
+def offset_copy():
+    """Copy 64-row tiles of A, starting `off` rows down (a scalar kernel argument that shapes no
+    buffer: a run-time value, like an offset read from a tensor), into B."""
+    @T.prim_func
+    def main(A: T.Tensor((4096, 256), "float16"), B: T.Tensor((2048, 256), "float16"), off: T.int32):
+        with T.Kernel(32, threads=128) as bx:
+            S = T.alloc_shared((64, 256), "float16")
+            T.copy(A[bx * 64 + off, 0], S)
+            T.copy(S, B[bx * 64, 0])
+    return main
+
+
 @tilelang.jit
 def row_onehot_max(M, N, bm, threads=128):
     """Each row's maximum, then a one-hot of where it sits: a row reduction, a compare and a select

@@ -113,6 +113,19 @@ def test_symbolic_shape_needs_a_value():
     assert r.counts.level_bytes("global", "write") == 1000 * 256 * 2
 
 
+def test_scalar_argument_that_shapes_no_buffer_is_a_run_time_value():
+    # 32 blocks each read one 64 x 256 fp16 tile of A (at a run-time row offset) and write it to B:
+    # 32 * 64 * 256 * 2 = 1 MiB each way, whatever the offset; unbound, the offset is named as a
+    # run-time value the copy's address reads; bound (-p) or assumed (--assume), it is not
+    r = tileroof.analyze(K.offset_copy())
+    assert r.bounded == ["off"]
+    assert r.counts.level_bytes("global", "read") == r.counts.level_bytes("global", "write") == 32 * 64 * 256 * 2
+    assert tileroof.analyze(K.offset_copy(), off=64).bounded == []
+    ra = tileroof.analyze(K.offset_copy(), assume={"off": 64})
+    assert ra.bounded == [] and "off" in ra.trace.assumed
+    assert ra.counts.level_bytes("global", "read") == 32 * 64 * 256 * 2
+
+
 def test_missing_parameter_and_bad_input():
     with pytest.raises(TileroofError, match="missing parameter"):
         tileroof.analyze(K.gemm, M=128)

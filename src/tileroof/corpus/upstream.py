@@ -699,10 +699,11 @@ def grouped_gemm(batch_sizes_list, K, N, block_M=64, block_N=128, block_K=64, nu
 # ----------------------------------------------------------------------------- grouped control
 @tilelang.jit(pass_configs={"tl.disable_tma_lower": True, "tl.disable_warp_specialized": True})
 def grouped_affine_shift(G, M, N, K, block_M=64, block_N=128, block_K=64, num_stages=2, threads=256,
-                         dtype="float16"):
+                         dtype="float16", runtime="ab"):
     """grouped_affine_cpasync with its row start and group read from a tensor at run time (shift,
     two int32 zeros): the same tiles and grid, but every block first loads its offsets and its
-    copies' addresses are run-time values, as in the data-keyed kernel."""
+    copies' addresses are run-time values, as in the data-keyed kernel.  runtime = "a" / "b"
+    (session 37): only A's row start / only B's group from the tensor, the other the control's."""
     gx = T.ceildiv(M, block_M)
     accum_dtype = "float32"
 
@@ -715,8 +716,44 @@ def grouped_affine_shift(G, M, N, K, block_M=64, block_N=128, block_K=64, num_st
             C_local = T.alloc_fragment([block_M, block_N], accum_dtype)
             m0 = T.alloc_local([1], "int32")
             g0 = T.alloc_local([1], "int32")
-            m0[0] = bx * block_M + shift[0]
-            g0[0] = bx * G // gx + shift[1]
+            if "a" in runtime:
+                m0[0] = bx * block_M + shift[0]
+            else:
+                m0[0] = bx * block_M
+            if "b" in runtime:
+                g0[0] = bx * G // gx + shift[1]
+            else:
+                g0[0] = bx * G // gx
+            T.clear(C_local)
+            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
+                T.copy(A[m0[0]:m0[0] + block_M, k * block_K:(k + 1) * block_K], A_shared)
+                T.copy(B[g0[0], k * block_K:(k + 1) * block_K, by * block_N:(by + 1) * block_N], B_shared)
+                T.gemm(A_shared, B_shared, C_local)
+            T.copy(C_local, C[bx * block_M, by * block_N])
+
+    return main
+
+
+@tilelang.jit(pass_configs={"tl.disable_tma_lower": True, "tl.disable_warp_specialized": True})
+def grouped_affine_shiftarg(G, M, N, K, block_M=64, block_N=128, block_K=64, num_stages=2, threads=256,
+                            dtype="float16"):
+    """grouped_affine_shift with the row start and group offsets passed as two int32 kernel
+    arguments (zeros) instead of a tensor (session 37): run-time addresses and bounds predicates as
+    in the data-keyed kernel, but no dependent global load ahead of a block's first copy."""
+    gx = T.ceildiv(M, block_M)
+    accum_dtype = "float32"
+
+    @T.prim_func
+    def main(A: T.Tensor([M, K], dtype), B: T.Tensor([G, K, N], dtype), C: T.Tensor([M, N], dtype),
+             s_m: T.int32, s_g: T.int32):
+        with T.Kernel(gx, T.ceildiv(N, block_N), threads=threads) as (bx, by):
+            A_shared = T.alloc_shared([block_M, block_K], dtype)
+            B_shared = T.alloc_shared([block_K, block_N], dtype)
+            C_local = T.alloc_fragment([block_M, block_N], accum_dtype)
+            m0 = T.alloc_local([1], "int32")
+            g0 = T.alloc_local([1], "int32")
+            m0[0] = bx * block_M + s_m
+            g0[0] = bx * G // gx + s_g
             T.clear(C_local)
             for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
                 T.copy(A[m0[0]:m0[0] + block_M, k * block_K:(k + 1) * block_K], A_shared)
@@ -1057,6 +1094,10 @@ def _shift_inputs(p, device):
     return _affine_inputs(p, device) + [torch.zeros(2, dtype=torch.int32, device=device)]
 
 
+def _shiftarg_inputs(p, device):
+    return _affine_inputs(p, device) + [0, 0]
+
+
 def _affine_ref(args):
     """Group g = rows [g M/G, (g+1) M/G) (the kernel's bx * G // gx when block_M divides M/G)."""
     import torch
@@ -1262,10 +1303,12 @@ def _affine_expected(p) -> Expected:
 
 
 def _shift_expected(p) -> Expected:
-    """_affine_expected and each block's two int32 shift loads."""
+    """_affine_expected and each block's int32 shift loads (two; one under runtime "a" or "b")."""
     e = _affine_expected(p)
     blocks = cdiv(p["M"], p["block_M"]) * cdiv(p["N"], p["block_N"])
-    return replace(e, global_read_bytes=e.global_read_bytes + blocks * 2 * 4, unique_bytes=e.unique_bytes + 2 * 4)
+    loads = len(p.get("runtime", "ab"))
+    return replace(e, global_read_bytes=e.global_read_bytes + blocks * loads * 4,
+                   unique_bytes=e.unique_bytes + loads * 4)
 
 
 def _grouped_expected(p) -> Expected:
@@ -1592,6 +1635,19 @@ def _grouped_probes() -> list[Case]:
     out.append(Case("probe_grouped_shift_bm128_bn128_bk32_s3_t128", grouped_affine_shift, p, _shift_inputs,
                     _affine_ref, _shift_expected(p), rtol=1e-2, tags=("gemm", "grouped", "probe", "float16"),
                     note="control for the grouped GEMM: groups written out, row start and group loaded at run time"))
+    # session 37: which of the shift control's run-time addresses makes its extra misses (A's row
+    # start alone, B's group alone), and run-time addresses with no dependent load ahead of the
+    # first copy (the offsets as kernel arguments)
+    for rt, what in (("a", "A's row start"), ("b", "B's group")):
+        out.append(Case(f"probe_grouped_shift{rt}_bm128_bn128_bk32_s3_t128", grouped_affine_shift,
+                        {**p, "runtime": rt}, _shift_inputs, _affine_ref, _shift_expected({**p, "runtime": rt}), rtol=1e-2,
+                        tags=("gemm", "grouped", "probe", "float16"),
+                        note=f"control for the grouped GEMM: groups written out, only {what} loaded at run time"))
+    out.append(Case("probe_grouped_shiftarg_bm128_bn128_bk32_s3_t128", grouped_affine_shiftarg, p,
+                    _shiftarg_inputs, _affine_ref, _affine_expected(p), rtol=1e-2,
+                    tags=("gemm", "grouped", "probe", "float16"),
+                    note="control for the grouped GEMM: groups written out, row start and group as "
+                         "int32 kernel arguments (run-time addresses, no dependent load)"))
     p = dict(G=9, M=9216, N=4096, K=4096, **bt)
     out.append(affine_case("probe_grouped_cpasync_g9_bm128_bn128_bk32_s3_t128", grouped_affine_cpasync, p,
                            ("gemm", "grouped", "probe", "float16"),
@@ -1614,6 +1670,7 @@ TINY = [
     (grouped_affine_cpasync, lambda p: dict(M=p["G"] * p["block_M"], K=128, N=256)),
     (grouped_affine_tma, lambda p: dict(M=p["G"] * p["block_M"], K=128, N=256)),
     (grouped_affine_shift, lambda p: dict(M=p["G"] * p["block_M"], K=128, N=256)),
+    (grouped_affine_shiftarg, lambda p: dict(M=p["G"] * p["block_M"], K=128, N=256)),
 ]
 
 

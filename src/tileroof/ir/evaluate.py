@@ -167,12 +167,17 @@ class Evaluator:
         # scalar locals whose value was read from a tensor (a group index found by a scan of an
         # offsets table): key -> the grid axes that value depends on, or None (unknown)
         self.data_locals: dict = {}
+        # scalar kernel arguments that shape no buffer and were given no value (an offset passed
+        # at launch): run-time values, one per launch (the same in every block), like a tensor
+        # element read with constant indices
+        self.run_time_args: frozenset = frozenset()
 
     def child(self, extra: dict) -> "Evaluator":
         ev = Evaluator({**self.env, **extra}, self.assume)
         ev.assumed_used = self.assumed_used
         ev.locals = self.locals
         ev.data_locals = self.data_locals
+        ev.run_time_args = self.run_time_args
         return ev
 
     def grid_deps(self, expr, loops: bool = False, own=None):
@@ -198,7 +203,7 @@ class Evaluator:
                         bad.append(n)
                     else:
                         deps.update(sub)
-                elif val is _UNBOUND and n.name not in self.assume:
+                elif val is _UNBOUND and n.name not in self.assume and n.name not in self.run_time_args:
                     bad.append(n)
             elif isinstance(n, tirx.BufferLoad):
                 key = local_key(n.buffer, n.indices)

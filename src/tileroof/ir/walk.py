@@ -221,17 +221,21 @@ class Walker:
     def _bind_params(self, binding: dict) -> None:
         buffer_map = self.func.buffer_map
         params = [(p, buffer_map.get(p)) for p in _items(self.func.params)]
-        by_name = {}
+        by_name, shapes = {}, set()
         for p, buf in params:
             for e in ([] if buf is None else _items(buf.shape)):
                 if isinstance(e, tirx.Var):
                     by_name.setdefault(e.name, e)
+                    shapes.add(e.name)
             if buf is None and p.dtype.startswith(("int", "uint")):
                 by_name.setdefault(p.name, p)
         for name, var in by_name.items():
             if name in binding:
                 self.env[var] = int(binding[name])
-        missing = sorted(n for n in by_name if n not in binding)
+        # a scalar argument that shapes no buffer (an offset) may stay a run-time value: what
+        # needs its value is bounded and names it (--assume NAME=V gives one); a shape may not
+        self.ev.run_time_args = frozenset(n for n in by_name if n not in binding and n not in shapes)
+        missing = sorted(n for n in by_name if n not in binding and n in shapes)
         if missing:
             raise TileroofError(
                 f"symbolic shape {', '.join(missing)} has no value: pass it with -p {missing[0]}=<int>")
