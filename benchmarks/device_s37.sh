@@ -7,12 +7,13 @@
 # run-time addresses and bounds predicates, no dependent load ahead of the first copy), with the
 # data-keyed eq1024 kernel beside them; Nsight Compute on each, then the L2 partition counters
 # (benchmarks/l2_fabric.py's set) on control / shift / shiftarg.  On an H200, while LIMIT seconds
-# allow, the seven driftcheck GEMMs (predictions committed in session 28) and blockrate --mode pieces.
+# allow, the seven driftcheck GEMMs (and the int4 group-scale dequant GEMM of session 37's robustness sweep, in
+# the first batch) (predictions committed in session 28) and blockrate --mode pieces.
 #   run(command="TILEROOF_COMMIT=<sha> bash benchmarks/device_s37.sh", carry=[".dev"]); NOFABRIC=1 drops the counters
 source "$(dirname "$0")/device_env.sh"
-LIMIT=${LIMIT:-570}
+LIMIT=${LIMIT:-540}
 T=bm128_bn128_bk32_s3_t128
-CASES=probe_grouped_cpasync_$T,probe_grouped_shift_$T,probe_grouped_shifta_$T,probe_grouped_shiftb_$T,probe_grouped_shiftarg_$T,probe_grouped_keyed_eq1024_$T
+CASES=probe_grouped_cpasync_$T,probe_grouped_shift_$T,probe_grouped_shifta_$T,probe_grouped_shiftb_$T,probe_grouped_shiftarg_$T,probe_grouped_keyed_eq1024_$T,probe_dequant_int4_gscale_fp16_m2048_n8192_k8192
 bash benchmarks/gpu_run.sh --ncu --budget 230 --out "$OUTDIR/g" --cases "$CASES" 2>&1 | tail -14
 echo "grouped probes done ${SECONDS}s"
 if [ -z "${NOFABRIC:-}" ]; then

@@ -73,6 +73,7 @@ _TINY = [
     *up_blind2.TINY,
     (up_dequant.dequant_gemm_fp4_fp16, lambda p: dict(M=256, N=256, K=256)),
     (up_dequant.dequant_gemm_fp4_bf16, lambda p: dict(M=256, N=256, K=256)),
+    (up_dequant.dequant_gemm_int4_group_scale, lambda p: dict(M=256, N=256, K=256)),
     (up_simple.up_elementwise_add, lambda p: dict(M=128, N=128)),
     (up_simple.up_rms_norm, lambda p: dict(M=4, N=512)),
     (up_simple.up_per_token_cast_to_fp8, lambda p: dict(M=16, N=512)),

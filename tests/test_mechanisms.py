@@ -757,6 +757,32 @@ def test_untiled_read_by_hand():
     assert memory.untiled_read(900e6, 50e6, True, 20, 5e6, 60e6, 30e6, curve)[0] == pytest.approx(50e6)
 
 
+def test_untiled_reread_distance_bounded_by_the_launch_traffic():
+    curve = ((10e6, 1.0), (30e6, 0.5), (50e6, 0.0))
+    # a 1 MB table re-read 4096x (4.3 GB issued) by a launch that moves 10.7 GB in all: between two
+    # touches of a byte the launch moves 10.7 GB / 4096 = 2.6 MB on average, whatever the walk's
+    # wave-apart distance (1 MB / 16 + 55 MB, past the curve's end): all hit, the table once
+    issued, unique = 4096 * 1.048576e6, 1.048576e6
+    d, _ = memory.untiled_read(issued, unique, False, 16, 55e6, 60e6, 30e6, curve, kernel_bytes=10.7e9)
+    assert d == pytest.approx(unique)
+    # without the launch's traffic: the wave-apart distance, every re-read a miss
+    d, _ = memory.untiled_read(issued, unique, False, 16, 55e6, 60e6, 30e6, curve)
+    assert d == pytest.approx(issued)
+    # the bound only shortens the distance: the 9x gather above (900 MB of a 1 GB launch: 111 MB
+    # between touches, longer than its 30 MB walk) keeps the walk's distance
+    d, _ = memory.untiled_read(900e6, 100e6, False, 4, 5e6, 60e6, 30e6, curve, kernel_bytes=1e9)
+    assert d == pytest.approx(100e6 + 800e6 * 0.5)
+
+
+def test_group_scale_table_stays_in_l2():
+    # the int4 dequant GEMM's scale table (N = 8192 rows x 64 groups x 2 B = 1 MiB) scale table, read
+    # through a non-affine group index by every block each K tile: DRAM brings it once
+    r = tileroof.analyze(CASES["probe_dequant_int4_gscale_fp16_m2048_n8192_k8192"].kernel,
+                         **CASES["probe_dequant_int4_gscale_fp16_m2048_n8192_k8192"].params)
+    scale = [o for o in r.timing.memory.per_operand if o.buffer == "Scale"]
+    assert scale and scale[0].unique == 8192 * 64 * 2 and scale[0].dram == scale[0].unique
+
+
 def test_gathered_convolution_against_the_recorded_run():
     """Run 51 (the model's untiled rule was written after it): the gathered 3x3 convolution over a
     143 MB input reads its footprint from DRAM, not the 9x it issues."""

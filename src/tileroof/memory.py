@@ -389,18 +389,26 @@ def flush_writeback(dram_read: float, dram_write: float, dirty_bytes: float, l2_
 
 
 def walked_retouches(issued: float, unique: float, waves: int, wave_bytes: float, capacity: float,
-                     hit_curve: tuple = ()) -> tuple[float, float, float]:
+                     hit_curve: tuple = (), kernel_bytes: float = 0.0) -> tuple[float, float, float]:
     """(DRAM bytes, reuse distance, hit share) of `issued` bytes over a `unique`-byte target that
     the blocks walk as they launch: a wave touches about its 1/waves share of the target, so a
     byte touched again is touched again after about that share and the wave's tiles; the target
-    comes from DRAM once, plus the re-touches the hit curve loses at that distance."""
+    comes from DRAM once, plus the re-touches the hit curve loses at that distance.
+    `kernel_bytes` (the launch's issued global bytes, every operand): a byte touched issued /
+    unique times in a launch that moves kernel_bytes has, on average, at most kernel_bytes *
+    unique / issued bytes moved between two of its touches (the gaps sum to at most the launch's
+    traffic), whatever the walk: a small table every block re-reads each loop trip (a dequant
+    GEMM's group scales) is re-touched far sooner than a wave apart."""
     distance = unique / max(waves, 1) + wave_bytes
+    if kernel_bytes > 0 and issued > 0:
+        distance = min(distance, float(kernel_bytes) * float(unique) / float(issued))
     hit = float(reuse_hit_share(distance, capacity, hit_curve))
     return unique + (float(issued) - unique) * (1.0 - hit), distance, hit
 
 
 def untiled_read(issued: float, unique: float, data_indexed: bool, waves: int, wave_bytes: float,
-                 l2_bytes: float, capacity: float, hit_curve: tuple = (), read_before: bool = False) -> tuple[float, str]:
+                 l2_bytes: float, capacity: float, hit_curve: tuple = (), read_before: bool = False,
+                 kernel_bytes: float = 0.0) -> tuple[float, str]:
     """(DRAM bytes, note) of a read with no tile coordinates to follow (element loads in T.Parallel,
     gathers whose indices are not affine in the block index).  Indices computed from block, thread
     and loop indices (a convolution's im2col gather, a stencil) walk the buffer as the blocks launch:
@@ -417,9 +425,9 @@ def untiled_read(issued: float, unique: float, data_indexed: bool, waves: int, w
     if data_indexed or waves <= 0:
         d = unique if unique <= float(l2_bytes or 0.0) else float(issued)
         return d, "untiled, indexed by tensor data: from DRAM once if the buffer fits in L2, else every issued byte"
-    d, distance, hit = walked_retouches(issued, unique, waves, wave_bytes, capacity, hit_curve)
-    return d, (f"untiled: the footprint once, re-reads after ~{distance / 1e6:.1f} MB (a wave's share): "
-               f"{hit:.0%} hit in L2")
+    d, distance, hit = walked_retouches(issued, unique, waves, wave_bytes, capacity, hit_curve, kernel_bytes)
+    return d, (f"untiled: the footprint once, re-reads after ~{distance / 1e6:.1f} MB (a wave's share, or the "
+               f"launch's traffic over the re-reads when smaller): {hit:.0%} hit in L2")
 
 
 def local_spill(mem: MemoryEstimate, bytes_per_iteration: float, block_iterations: float, resident_blocks: int,
@@ -813,6 +821,7 @@ def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: in
     # the lower and upper bounds: its footprint and what it issues
     foot = trace.footprints
     wave_bytes = float(working_set[:max(nblocks // slots, 1)].mean()) if waves else 0.0
+    kernel_bytes = float(total_issued_read + sum(nb for _, nb in writes))
     in_step = []
     read_before = set()
     for (rec, op, nbytes, pairs), use in zip(tiled, uses):
@@ -822,7 +831,7 @@ def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: in
         if pairs is None:
             indexed, seen = storage in trace.data_indexed, storage in read_before
             d, note = untiled_read(nbytes, unique, indexed, waves, wave_bytes, l2_bytes, capacity, hit_curve,
-                                   read_before=seen)
+                                   read_before=seen, kernel_bytes=kernel_bytes)
             # read through an index table after an earlier op: that op's read holds the footprint
             again = again or (indexed and seen)
         elif isinstance(pairs, _Again):
@@ -867,7 +876,7 @@ def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: in
         elif unique <= capacity:
             d = unique
         else:
-            d, distance, hit = walked_retouches(nbytes, unique, waves, wave_bytes, capacity, hit_curve)
+            d, distance, hit = walked_retouches(nbytes, unique, waves, wave_bytes, capacity, hit_curve, kernel_bytes)
             note = (f"write-back; rewritten lines after ~{distance / 1e6:.1f} MB (a wave's share): "
                     f"{hit:.0%} merge in L2")
         written.append(OperandTraffic(storage, nbytes, int(d), int(unique), note))

@@ -205,6 +205,39 @@ def dequant_gemm_fp4_bf16(M, N, K, block_M=256, block_N=128, block_K=128, num_st
     return main
 
 
+@tilelang.jit
+def dequant_gemm_int4_group_scale(M, N, K, group_size=128, block_M=128, block_N=128, block_K=64,
+                                  num_stages=2, threads=256, dtype="float16", accum_dtype="float32"):
+    """W4A16 GEMM with per-group weight scales (session 37; the pattern of upstream's
+    examples/dequantize_gemm fine-grained-scale kernels, written for tileroof's robustness sweep):
+    B stored as unsigned int4 pairs (N, K / 2) with a float16 scale per row and group of
+    group_size K elements (N, K / group_size); each K tile's B is dequantised element-wise in a
+    T.Parallel, (q - 8) * Scale[n, k // group_size], into shared memory, then C += A B^T.  The
+    scale table (1 MiB at N = 8192, K = 8192) is re-read by every block every K tile through a
+    non-affine index: an untiled read that stays in L2."""
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), dtype), Bq: T.Tensor((N, K // 2), "uint8"),
+             Scale: T.Tensor((N, K // group_size), dtype), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, block_N), T.ceildiv(M, block_M), threads=threads) as (bx, by):
+            A_s = T.alloc_shared((block_M, block_K), dtype)
+            Bq_s = T.alloc_shared((block_N, block_K // 2), "uint8")
+            B_s = T.alloc_shared((block_N, block_K), dtype)
+            C_l = T.alloc_fragment((block_M, block_N), accum_dtype)
+            T.clear(C_l)
+            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
+                T.copy(A[by * block_M, k * block_K], A_s)
+                T.copy(Bq[bx * block_N, k * block_K // 2], Bq_s)
+                for i, j in T.Parallel(block_N, block_K):
+                    q = (Bq_s[i, j // 2] >> ((j % 2).astype("uint8") * T.uint8(4))) & T.uint8(15)
+                    B_s[i, j] = (q.astype(dtype) - T.float16(8)) * \
+                        Scale[bx * block_N + i, (k * block_K + j) // group_size]
+                T.gemm(A_s, B_s, C_l, transpose_B=True)
+            T.copy(C_l, C[by * block_M, bx * block_N])
+
+    return main
+
+
 # ============================================================================= inputs / refs
 def fp4_to_float(qB):
     """Decode packed FP4 (N, K // 2) uint8 to float32 (N, K) bit for bit as the kernels do:
@@ -263,6 +296,47 @@ def _bf16_ref(args):
     return _ref(args, False)
 
 
+def _scale_inputs(p, device):
+    """A randn; B uniform random bytes (every int4 code in both nibbles); scales around 0.05."""
+    import torch
+
+    g = generator(device, 0)
+    M, N, K, gs = p["M"], p["N"], p["K"], p.get("group_size", 128)
+    a = randn((M, K), "float16", device, g)
+    qb = torch.randint(0, 256, (N, K // 2), dtype=torch.uint8, device=device, generator=g)
+    sc = randn((N, K // gs), "float16", device, g, scale=0.01, offset=0.05)
+    return [a, qb, sc, nan_out((M, N), "float16", device)]
+
+
+def _scale_ref(args):
+    import torch
+
+    a, qb, sc = args[0], args[1], args[2]
+    lo, hi = (qb & 15).to(torch.float32), (qb >> 4).to(torch.float32)
+    q = torch.stack((lo, hi), dim=-1).reshape(qb.shape[0], -1) - 8.0      # element j: nibble j % 2
+    gs = q.shape[1] // sc.shape[1]
+    b = (q.half() * sc.repeat_interleave(gs, dim=1)).float()             # (q - 8) * scale in fp16
+    return {3: torch.matmul(a.float(), b.T)}
+
+
+def _scale_expected(p) -> Expected:
+    M, N, K = p["M"], p["N"], p["K"]
+    bM, bN, bK, gs = p["block_M"], p["block_N"], p["block_K"], p.get("group_size", 128)
+    assert M % bM == 0 and N % bN == 0 and K % bK == 0 and gs % bK == 0
+    blocks, iters = (N // bN) * (M // bM), K // bK
+    return Expected(
+        tensor_flops=blocks * iters * 2 * bM * bN * bK,
+        cuda_flops=None,       # the dequant's fp16 subtract and multiply: counted by arith rules
+        sfu_ops=0,
+        # per block and K tile: the A tile, the packed B tile, and one fp16 scale load per
+        # dequantised element (bN x bK element loads through the non-affine group index)
+        global_read_bytes=blocks * iters * (bM * bK * 2 + bN * bK // 2 + bN * bK * 2),
+        global_write_bytes=M * N * 2,
+        global_atomic_bytes=0,
+        unique_bytes=M * K * 2 + N * K // 2 + N * (K // gs) * 2 + M * N * 2,
+    )
+
+
 # ============================================================================= expected
 def _expected(p) -> Expected:
     M, N, K = p["M"], p["N"], p["K"]
@@ -315,6 +389,11 @@ def _bf16_case(name, p, note) -> Case:
                      "memory; " + note)
 
 
+def _scale_case(name, p, note) -> Case:
+    return Case(name, dequant_gemm_int4_group_scale, p, _scale_inputs, _scale_ref, _scale_expected(p), rtol=1e-2,
+                tags=("gemm", "dequant", "int4", "weight-only", "group-scale", "float16"), note=note)
+
+
 def cases() -> list[Case]:
     # sizes: M = N = K = 4096 in fp16 ran 566 us on the H200 (over the corpus's 500 us), so the
     # fp16 cases halve M or K
@@ -355,4 +434,11 @@ def cases() -> list[Case]:
         _fp16_case("up_dequant_fp4_fp16_m2048_n8192_k4096_t128",
                    {**_fp16_params(2048, 8192, 4096), "threads": 128},
                    "one consumer warpgroup at another shape: 208 of 240 registers held, no spill"),
+        # session 37 (robustness sweep): a group-scale table every block re-reads each K tile
+        # through a non-affine index (memory.walked_retouches' launch-traffic bound), predicted first
+        _scale_case("probe_dequant_int4_gscale_fp16_m2048_n8192_k8192",
+                    dict(M=2048, N=8192, K=8192, group_size=128, block_M=128, block_N=128, block_K=64,
+                         num_stages=2, threads=256, dtype="float16", accum_dtype="float32"),
+                    "int4 weights with a float16 scale per 128 K elements, dequantised in a T.Parallel "
+                    "into shared memory; 64 x 16 blocks of 128 K tiles"),
     ]
