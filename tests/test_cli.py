@@ -68,6 +68,8 @@ def test_errors_are_one_line():
         # a plain function returning a PrimFunc is called (examples' `def matmul(M, N, K): ... return main`)
         (("analyze", str(ROOT / "tests" / "kernels.py") + ":symbolic_copy"), "symbolic shape m has no value"),
         (("analyze", "case:nope"), "unknown corpus case"),
+        (("analyze", str(ROOT / "tests" / "kernels.py") + ":offset_copy", "--assume", "off=abc"),
+         "--assume off=abc: the value must be a number"),
     ]
     for args, text in cases:
         p = run(*args)

@@ -206,6 +206,23 @@ def test_data_dependent_trip_count_is_listed_or_assumed():
     assert r.cuda_flops == 4 * 64 and "Lens" in r.bounded
     r3 = tileroof.analyze(ragged, assume={"k": 3})  # --assume k=3: three trips per block
     assert r3.cuda_flops == 4 * 3 * 64 and r3.unmodeled == [] and "k" in r3.trace.assumed
+    # a trip count is a whole number >= 0: anything else is a one-line error, not negative counts
+    for bad in (-5, 2.5):
+        with pytest.raises(TileroofError, match="trip count must be a whole number"):
+            tileroof.analyze(ragged, assume={"k": bad})
+
+
+def test_gemm_tile_tileLang_cannot_lower_is_a_launch_error(capfd):
+    from . import kernels as K
+    # 96 rows on one warpgroup (128 threads): TileLang's wgmma warp partition has no layout for it
+    # (each warpgroup takes 64-row multiples) and lowering fails; the mma partition would fit, but
+    # TileLang does not fall back.  tileroof says so, in one line, without TVM's "Fatal" on stderr
+    r = tileroof.analyze(K.gemm, M=768, N=512, K=256, bm=96, bn=128, bk=32)
+    assert r.launch_error and "cannot lower its T.gemm (96 x 128, 128 threads) to wgmma" in r.launch_error
+    assert "Fatal" not in capfd.readouterr().err
+    assert tileroof.analyze(K.gemm, M=768, N=512, K=256, bm=64, bn=128, bk=32).launch_error is None
+    # before Hopper the gemm is mma.sync, whose partition takes it
+    assert tileroof.analyze(K.gemm, device="a100_80gb", M=768, N=512, K=256, bm=96, bn=128, bk=32).launch_error is None
 
 
 # ---- eager-style jit: tensors annotated in the body, shapes from T.const -----------------------

@@ -71,7 +71,12 @@ def _analyze(args):
 
     kernel, params, label, taken = load_kernel(args.kernel)
     params.update({k: parse_value(v) for k, v in parse_pairs(args.param, "-p").items()})
-    assume = {k: float(parse_value(v)) for k, v in parse_pairs(args.assume, "--assume").items()}
+    assume = {}
+    for k, v in parse_pairs(args.assume, "--assume").items():
+        try:
+            assume[k] = float(parse_value(v))
+        except (TypeError, ValueError):
+            raise TileroofError(f"--assume {k}={v}: the value must be a number") from None
     # a corpus case brings the branch shares it was measured with (its mask's density); --taken
     # overrides them name by name
     taken.update(parse_pairs(args.taken, "--taken"))

@@ -5,7 +5,9 @@ OpRecord and returns its OpCounts.  Nothing here knows TVM or the hardware.
 """
 from __future__ import annotations
 
+import contextlib
 import math
+import os
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -160,6 +162,40 @@ def warp_partition(m: int, n: int, warps: int) -> tuple[int, int]:
     return best
 
 
+@contextlib.contextmanager
+def _quiet_stderr():
+    """File descriptor 2 sent to /dev/null: TVM's C++ logs a failed check ("Fatal: ...") to stderr
+    before it raises, and tileroof reports that failure itself, in one line."""
+    try:
+        saved = os.dup(2)
+    except OSError:                                      # pragma: no cover - no stderr to redirect
+        yield
+        return
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+@lru_cache(maxsize=4096)
+def _tilelang_partition(policy: int, m: int, n: int, threads: int, inst: str, arch: str):
+    """TileLang's GemmWarpPolicy.compute_warp_partition: (m_warp, n_warp), or the first line of
+    the message it raised with (a str)."""
+    from tilelang import tvm
+    from tilelang.ir import GemmWarpPolicy
+    try:
+        with _quiet_stderr():
+            pol = GemmWarpPolicy(policy_type=int(policy), m_warp=0, n_warp=0)
+            target = tvm.target.Target({"kind": "cuda", "arch": arch})
+            wm, wn = pol.compute_warp_partition(int(m), int(n), int(threads), target, inst)
+        return int(wm), int(wn)
+    except Exception as exc:                             # noqa: BLE001 - TVM raises InternalError
+        return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
 @lru_cache(maxsize=512)
 def gemm_warp_partition(policy: int, m: int, n: int, threads: int, instruction: str) -> tuple[int, int]:
     """(warps along M, warps along N) of a T.gemm as TileLang lays it out: its own
@@ -167,21 +203,37 @@ def gemm_warp_partition(policy: int, m: int, n: int, threads: int, instruction: 
     warps along M; otherwise mma), which raises where the instruction cannot take the tile; then
     mma's, then the Square rule above."""
     try:
-        from tilelang import tvm
-        from tilelang.ir import GemmWarpPolicy
+        import tilelang  # noqa: F401
     except Exception:                                   # pragma: no cover - tilelang is a dependency
         return warp_partition(m, n, max(threads // 32, 1))
     tries = (("cuda.wgmma", "sm_90a"), ("cuda.mma", "sm_80")) if instruction == "wgmma" else (("cuda.mma", "sm_80"),)
     for inst, arch in tries:
-        try:
-            pol = GemmWarpPolicy(policy_type=int(policy), m_warp=0, n_warp=0)
-            target = tvm.target.Target({"kind": "cuda", "arch": arch})
-            wm, wn = pol.compute_warp_partition(int(m), int(n), int(threads), target, inst)
-            if wm >= 1 and wn >= 1:
-                return int(wm), int(wn)
-        except Exception:
-            continue
+        got = _tilelang_partition(int(policy), int(m), int(n), int(threads), inst, arch)
+        if not isinstance(got, str) and got[0] >= 1 and got[1] >= 1:
+            return got
     return warp_partition(m, n, max(threads // 32, 1))
+
+
+def gemm_lowering_error(trace: KernelTrace, native: str) -> str | None:
+    """Why TileLang cannot lower one of the trace's T.gemm ops for a GPU whose native instruction
+    is `native`, or None: a gemm TileLang sends to wgmma (gemm_instruction) whose tile its wgmma
+    warp partition cannot cover (M = 96 on one warpgroup: "No valid warp partition for T.gemm
+    (Warp-Group MMA)") fails to compile; tileroof says so instead of timing it as mma."""
+    if native != "wgmma":
+        return None
+    for rec in trace.ops:
+        if rec.kind != "gemm" or gemm_instruction(rec, native, trace.pass_configs) != "wgmma":
+            continue
+        a = rec.attrs
+        threads = int(a.get("threads", trace.threads_per_block) or 128)
+        try:
+            import tilelang  # noqa: F401
+        except Exception:                               # pragma: no cover
+            return None
+        got = _tilelang_partition(int(a.get("policy", 0) or 0), int(a["m"]), int(a["n"]), threads, "cuda.wgmma", "sm_90a")
+        if isinstance(got, str):
+            return f"TileLang cannot lower its T.gemm ({a['m']} x {a['n']}, {threads} threads) to wgmma: {got}"
+    return None
 
 
 def fragment_replicas(trace: KernelTrace, instruction: str = "mma") -> dict:

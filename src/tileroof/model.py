@@ -31,7 +31,7 @@ import numpy as np
 
 from . import memory
 from .counts import (CUDA, MMA_SUFFIX, P_ALU, P_FMA, P_SHFL, SFU, TENSOR, Counts, gemm_accumulators,
-                     reduce_row_threads)
+                     gemm_lowering_error, reduce_row_threads)
 from .devices import Device
 from .gpu.timing import FLUSH_BYTES
 from .trace import FRAGMENT, GLOBAL, LOCAL, SHARED, KernelTrace, dtype_bytes
@@ -352,7 +352,7 @@ def occupancy(trace: KernelTrace, dev: Device) -> Occupancy:
         producer_regs, most = rebalance
         consumer_regs = min(most, int((dev.regs_per_sm - producer_regs * PRODUCER_THREADS) // threads) // 8 * 8)
     return Occupancy(max(limits[limiter], 1), limiter, regs, smem, launched, ws, max(threads // 128, 1), consumer_regs,
-                     launch_error(smem, launched, dev))
+                     launch_error(smem, launched, dev) or gemm_lowering_error(trace, dev.tensor_instruction))
 
 
 def launch_error(smem: int, threads: int, dev: Device) -> str | None:

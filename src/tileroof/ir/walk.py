@@ -515,7 +515,10 @@ class Walker:
             name = var.name
             if name not in self.assume:
                 return self._data_dependent_loop(s, m, exc.name)
-            extent = int(self.assume[name])           # --assume LOOPVAR=TRIPS binds the trip count
+            trips = self.assume[name]                 # --assume LOOPVAR=TRIPS binds the trip count
+            if not float(trips).is_integer() or float(trips) < 0:
+                raise TileroofError(f"--assume {name}={trips}: a loop's trip count must be a whole number >= 0")
+            extent = int(trips)
             self.ev.assumed_used.add(name)
             try:
                 start = self.ev(s.min)
