@@ -61,6 +61,8 @@ def test_corpus_case_and_devices_and_rank():
 def test_errors_are_one_line():
     cases = [
         (("analyze", EXAMPLE, "-p", "M=4096"), "missing parameter"),
+        (("analyze", EXAMPLE, "-p", "M=64", "-p", "Nx=64", "-p", "K=64"),
+         "missing parameter N: pass it with -p N=<value> (it takes no parameter Nx)"),
         (("analyze", EXAMPLE, "-p", "M=64", "-p", "N=64", "-p", "K=64", "--device", "gtx480"), "unknown device"),
         (("analyze", "no/such/file.py:k"), "no such file"),
         (("analyze", str(ROOT / "examples" / "gemm.py") + ":nothing"), "no attribute"),

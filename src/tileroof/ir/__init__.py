@@ -31,6 +31,13 @@ def _plain_builder(kernel, tirx, params) -> bool:
     return bool(params) or not required
 
 
+def _missing(missing: list, rest: dict) -> TileroofError:
+    """The one-line error for parameters the kernel needs and was not given, naming the given ones
+    it does not take (a typo: -p Nx=8192 for N)."""
+    extra = f" (it takes no parameter {', '.join(sorted(rest))})" if rest else ""
+    return TileroofError(f"missing parameter {', '.join(missing)}: pass it with -p {missing[0]}=<value>{extra}")
+
+
 def _call_builder(kernel, tirx, params):
     sig = inspect.signature(kernel)
     takes_any = any(p.kind == p.VAR_KEYWORD for p in sig.parameters.values())
@@ -39,7 +46,7 @@ def _call_builder(kernel, tirx, params):
     missing = [n for n, p in sig.parameters.items()
                if p.default is p.empty and n not in call and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
     if missing:
-        raise TileroofError(f"missing parameter {', '.join(missing)}: pass it with -p {missing[0]}=<value>")
+        raise _missing(missing, rest)
     try:
         with _quiet_tilelang():
             func = kernel(**call)
@@ -138,7 +145,7 @@ def to_primfunc(kernel, params: dict):
                        if p.default is p.empty and n not in call and n not in tensors
                        and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
             if missing:
-                raise TileroofError(f"missing parameter {', '.join(missing)}: pass it with -p {missing[0]}=<value>")
+                raise _missing(missing, rest)
         try:
             with _quiet_tilelang():
                 func = kernel.get_tir(**call)
