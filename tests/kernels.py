@@ -250,3 +250,17 @@ def scale_by_exp(N, block):
             for i in T.Parallel(block):
                 Y[bx * block + i] = X[bx * block + i] * T.exp(S[0])
     return main
+
+
+@tilelang.jit
+def tile_cumsum(dim, M=256, N=64, bm=128, dtype="float32"):
+    """Each block copies a bm x N tile to shared memory, scans it along `dim` (T.cumsum) and
+    copies it back."""
+    @T.prim_func
+    def main(A: T.Tensor((M, N), dtype), B: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(M, bm), threads=128) as bx:
+            S = T.alloc_shared((bm, N), dtype)
+            T.copy(A[bx * bm, 0], S)
+            T.cumsum(src=S, dim=dim)
+            T.copy(S, B[bx * bm, 0])
+    return main

@@ -229,3 +229,16 @@ def test_held_fragments_of_the_dequantising_gemm(case, held, spill):
     r = tileroof.analyze(c.kernel, device="h200", **c.params)
     assert r.counts.held_fragment_bytes == held
     assert r.timing.pipeline["register_spill_factor"] == spill
+
+
+def test_column_scan_bank_conflicts():
+    # TileLang's 2-D scan puts a warp's 32 lanes on 32 consecutive elements of the scanned line: down
+    # a column of a 64-wide fp32 tile they are 256 B (64 words) apart, all on one bank: each access
+    # replays 32 times (gcd(64, 32) = 32), 31 extra passes over the scan's 2 x 128 x 64 x 4 bytes a
+    # block (read and write), 2 blocks; along a row the lanes are adjacent: no replay
+    col = tileroof.analyze(K.tile_cumsum, dim=0)
+    scan = [o for o in col.counts.ops if o.kind == "cumsum"][0]
+    assert scan.excess[("shared", "conflict")] == 31 * 2 * (2 * 128 * 64 * 4)
+    row = tileroof.analyze(K.tile_cumsum, dim=1)
+    scan = [o for o in row.counts.ops if o.kind == "cumsum"][0]
+    assert scan.excess.get(("shared", "conflict"), 0) == 0

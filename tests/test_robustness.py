@@ -768,3 +768,14 @@ def test_launch_thread_without_kernel():
     assert r.trace.grid == (4, 1, 1) and r.trace.threads == (128, 1, 1)
     assert r.counts.level_bytes("global", "write") == 512 * 4
     assert not r.bounded and not r.unmodeled
+
+
+def test_dtype_without_a_catalog_tensor_rate_is_said():
+    from . import kernels as K
+    # float8 on the A100 (no fp8 tensor cores in its catalog entry): timed at fp16's rate, and said
+    r = tileroof.analyze(K.gemm, device="a100_80gb", M=1024, N=1024, K=1024, bm=128, bn=128, bk=32,
+                         dtype="float8_e4m3")
+    assert any("no tensor rate for fp8" in a and "timed at fp16's" in a for a in r.assumptions), r.assumptions
+    # fp16 on the H200 has its own rate: nothing said
+    r = tileroof.analyze(K.gemm, M=1024, N=1024, K=1024, bm=128, bn=128, bk=32)
+    assert not any("no tensor rate" in a for a in r.assumptions)

@@ -1842,6 +1842,9 @@ def _timed(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, pipe
             continue
         if unit == TENSOR:
             rate, key = dev.tensor_rate(dtype) * clock, f"tensor {dtype}"
+            note = dev.tensor_rate_note(dtype)
+            if note and note not in assumptions:
+                assumptions.append(note)
         elif unit == CUDA:
             rate, key = dev.cuda_rate(dtype), f"cuda {dtype}"
         elif unit == SFU:

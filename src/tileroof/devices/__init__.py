@@ -228,6 +228,19 @@ class Device:
         base, mma = _mma_key(dtype)
         return _tensor_entry(self.tensor_per_clk, base) * (self.mma_rate_share(base) if mma else 1.0)
 
+    def tensor_rate_note(self, dtype: str) -> str | None:
+        """What the tensor rate of `dtype` stands in for when the catalog entry has none of its own
+        (_tensor_entry's fallbacks), or None: said in the result's assumptions, never silently."""
+        base, _ = _mma_key(dtype)
+        table = self.tensor_peak
+        if base in table or (base == "fp32" and "tf32" in table):
+            return None
+        if base in ("fp4", "int4") and "fp8" in table:
+            return f"{self.name}: no {base} tensor rate in its catalog entry: timed at fp8's"
+        if "fp16" in table:
+            return f"{self.name}: no tensor rate for {base} in its catalog entry: timed at fp16's"
+        return None
+
     def mma_rate_share(self, dtype: str) -> float:
         """The share of the wgmma rate mma.sync sustains for `dtype` (fp32 as tf32; a dtype not
         measured takes the lowest share measured; 1 where none is)."""

@@ -132,15 +132,32 @@ def reduce(w, call, m):
              {("cuda", dst.dtype, kind): cost * elems})
 
 
+def _scan_lane_stride(w, buf, dim: int) -> int | None:
+    """Bytes between neighbouring lanes' elements in TileLang 0.1.15's 2-D scan of a shared buffer
+    (tl_templates/cuda/scan.h, InclusiveScan2D): a warp scans one line, its 32 lanes on 32
+    consecutive elements of it -- along a row (dim 1: adjacent) or down a column (dim 0: one
+    row apart, a bank conflict of gcd(row words, 32) ways for an unswizzled buffer)."""
+    if buf.scope != SHARED or len(buf.shape) != 2 or dim not in (0, 1):
+        return None
+    if any(str(getattr(data, "name", "")) == buf.storage for data in w.layouts):
+        return None                       # an annotated (swizzled) layout: lanes not worked out
+    size = dtype_bytes(buf.dtype)
+    stride = int(buf.shape[1]) * size if dim == 0 else size
+    return int(stride) if float(stride).is_integer() else None
+
+
 def scan(w, call, m, kind):
     src, _, s_ext, _ = w.region(call.args[0])
     dst, _, d_ext, _ = w.region(call.args[1])
     execs = int(w._executions(m))
     elems = _prod(s_ext)
+    dim = _int(call.args[2])
     w.record(kind, f"{kind} {src.name} -> {dst.name}", m,
-             (Operand(src.name, src.scope, src.dtype, "read", tuple(s_ext), execs * elems),
-              Operand(dst.name, dst.scope, dst.dtype, "write", tuple(d_ext), execs * _prod(d_ext))),
-             {"dim": _int(call.args[2])}, {("cuda", dst.dtype, "add" if kind == "cumsum" else "max"): elems})
+             (Operand(src.name, src.scope, src.dtype, "read", tuple(s_ext), execs * elems,
+                      access_stride=_scan_lane_stride(w, src, dim)),
+              Operand(dst.name, dst.scope, dst.dtype, "write", tuple(d_ext), execs * _prod(d_ext),
+                      access_stride=_scan_lane_stride(w, dst, dim))),
+             {"dim": dim}, {("cuda", dst.dtype, "add" if kind == "cumsum" else "max"): elems})
 
 
 def atomic(w, call, m, kind):
