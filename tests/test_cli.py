@@ -62,7 +62,7 @@ def test_errors_are_one_line():
     cases = [
         (("analyze", EXAMPLE, "-p", "M=4096"), "missing parameter"),
         (("analyze", EXAMPLE, "-p", "M=64", "-p", "Nx=64", "-p", "K=64"),
-         "missing parameter N: pass it with -p N=<value> (it takes no parameter Nx)"),
+         "missing parameter N: pass it with -p N=<value> (given -p Nx, which it does not take: a typo?)"),
         (("analyze", EXAMPLE, "-p", "M=64", "-p", "N=64", "-p", "K=64", "--device", "gtx480"), "unknown device"),
         (("analyze", "no/such/file.py:k"), "no such file"),
         (("analyze", str(ROOT / "examples" / "gemm.py") + ":nothing"), "no attribute"),

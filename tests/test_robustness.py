@@ -14,6 +14,7 @@ from tvm import tirx
 import tileroof
 from tileroof import TileroofError
 from tileroof.cli import main as cli_main
+from tileroof.ir import trace
 
 
 # ---- warp specialisation: tile ops under thread conditions -------------------------------------
@@ -779,3 +780,13 @@ def test_dtype_without_a_catalog_tensor_rate_is_said():
     # fp16 on the H200 has its own rate: nothing said
     r = tileroof.analyze(K.gemm, M=1024, N=1024, K=1024, bm=128, bn=128, bk=32)
     assert not any("no tensor rate" in a for a in r.assumptions)
+
+
+def test_grids_past_cuda_or_walk_limits_are_one_line_errors():
+    from . import kernels as K
+    # add2d's grid is (N / bn, M / bm): 65536 blocks along y is past CUDA's 65535
+    with pytest.raises(TileroofError, match="blockIdx.y is 65536: CUDA launches at most 65535"):
+        trace(K.add2d, dict(M=65536 * 8, N=64, bm=8, bn=64))
+    # 2^25 blocks along x: a legal launch, but more blocks than the walk holds arrays for
+    with pytest.raises(TileroofError, match="33554432 blocks: more than the 16777216 tileroof walks"):
+        trace(K.add2d, dict(M=8, N=2**25 * 8, bm=8, bn=8))

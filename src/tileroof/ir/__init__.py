@@ -32,9 +32,13 @@ def _plain_builder(kernel, tirx, params) -> bool:
 
 
 def _missing(missing: list, rest: dict) -> TileroofError:
-    """The one-line error for parameters the kernel needs and was not given, naming the given ones
-    it does not take (a typo: -p Nx=8192 for N)."""
-    extra = f" (it takes no parameter {', '.join(sorted(rest))})" if rest else ""
+    """The one-line error for parameters the kernel needs and was not given, naming a given one it
+    does not take that is close to a missing one (a typo: -p Nx=8192 for N; a symbolic shape's
+    binding, -p m=8192, is not one)."""
+    import difflib
+
+    close = sorted({r for n in missing for r in difflib.get_close_matches(n, list(rest), n=3, cutoff=0.6)})
+    extra = f" (given {', '.join('-p ' + c for c in close)}, which it does not take: a typo?)" if close else ""
     return TileroofError(f"missing parameter {', '.join(missing)}: pass it with -p {missing[0]}=<value>{extra}")
 
 

@@ -165,6 +165,12 @@ def _launches_inside(stmt) -> bool:
     return bool(found)
 
 
+# CUDA's grid extents (x: 2^31 - 1, y and z: 65535), and the most blocks the walk holds per-block
+# arrays for (2^24: ~5 GB and ~20 s at the peak; the sweep's 8.4 M-block GEMM took 8.9 s, 2.7 GB)
+CUDA_GRID_LIMITS = {"blockIdx.x": 2**31 - 1, "blockIdx.y": 65535, "blockIdx.z": 65535}
+MAX_WALKED_BLOCKS = 2**24
+
+
 class Walker:
     def __init__(self, func: tirx.PrimFunc, binding: dict, assume: dict, name: str, taken: dict | None = None):
         self.func = func
@@ -622,7 +628,14 @@ class Walker:
         (n,) = self._ints([s.extent], f"grid extent {tag}")
         if n <= 0:
             raise TileroofError(f"grid extent {tag} is {n}: the kernel launches no blocks (check the parameters)")
+        limit = CUDA_GRID_LIMITS[tag]
+        if n > limit:
+            raise TileroofError(f"grid extent {tag} is {n}: CUDA launches at most {limit} blocks along it")
         self.grid[2 - axis] = n
+        blocks = self.grid[0] * self.grid[1] * self.grid[2]
+        if blocks > MAX_WALKED_BLOCKS:
+            raise TileroofError(f"the grid has {blocks} blocks: more than the {MAX_WALKED_BLOCKS} tileroof walks "
+                                "block by block (its counts are arrays over the grid); analyse a smaller size")
         shape = [1] * (axis + 1)
         shape[axis] = n
         var = s.loop_var                  # one wrapper of the loop variable: set and deleted below
