@@ -264,3 +264,55 @@ def tile_cumsum(dim, M=256, N=64, bm=128, dtype="float32"):
             T.cumsum(src=S, dim=dim)
             T.copy(S, B[bx * bm, 0])
     return main
+
+
+def _tile_of(tile_id, m_blocks, group=8):
+    """Upstream's persistent GEMM tile order: (row tile, column tile) of a tile id, groups of 8
+    column tiles walked down the rows."""
+    return (tile_id // group) % m_blocks, tile_id % group + (tile_id // group) // m_blocks * group
+
+
+@tilelang.jit
+def persistent_gemm(M, N, K, bm=128, bn=256, bk=64, sm_num=132, stages=3, virtual=False):
+    """examples/gemm/example_gemm_persistent.py's serial wave loop: sm_num blocks, trip w of block b
+    runs tile w * sm_num + b.  virtual=True: the same tiles as a plain (sm_num, waves) grid, tile
+    by * sm_num + bx: the grid the persistent loop stands for."""
+    m_blocks, n_blocks = T.ceildiv(M, bm), T.ceildiv(N, bn)
+    waves = T.ceildiv(m_blocks * n_blocks, sm_num)
+
+    @T.prim_func
+    def main(A: T.Tensor((M, K), "float16"), B: T.Tensor((K, N), "float16"), C: T.Tensor((M, N), "float16")):
+        with T.Kernel(sm_num, waves if virtual else 1, threads=256) as (b, v):
+            A_s = T.alloc_shared((bm, bk), "float16")
+            B_s = T.alloc_shared((bk, bn), "float16")
+            C_l = T.alloc_fragment((bm, bn), "float")
+            for w in T.serial(1 if virtual else waves):
+                tile = sm_num * (v if virtual else w) + b
+                tx, ty = _tile_of(tile, m_blocks)
+                if tx * bm < M and ty * bn < N:
+                    T.clear(C_l)
+                    for k in T.Pipelined(T.ceildiv(K, bk), num_stages=stages):
+                        T.copy(A[tx * bm, k * bk], A_s)
+                        T.copy(B[k * bk, ty * bn], B_s)
+                        T.gemm(A_s, B_s, C_l)
+                    T.copy(C_l, C[tx * bm, ty * bn])
+    return main
+
+
+@tilelang.jit
+def persistent_copy(M=4096, N=4096, bm=64, bn=64, sm_num=132):
+    """A persistent tile copy (the persistent GEMM's loop and tile order, no math): small blocks
+    that would fit many to an SM, launched one an SM."""
+    m_blocks, n_blocks = M // bm, N // bn
+    waves = T.ceildiv(m_blocks * n_blocks, sm_num)
+
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float16"), B: T.Tensor((M, N), "float16")):
+        with T.Kernel(sm_num, threads=128) as b:
+            S = T.alloc_shared((bm, bn), "float16")
+            for w in T.serial(waves):
+                tx, ty = _tile_of(sm_num * w + b, m_blocks)
+                if tx * bm < M and ty * bn < N:
+                    T.copy(A[tx * bm, ty * bn], S)
+                    T.copy(S, B[tx * bm, ty * bn])
+    return main

@@ -1785,3 +1785,38 @@ def test_first_wave_epilogue_counts_the_wave_once_at_several_blocks_per_sm():
     extra = float(first.max() - np.asarray(block, dtype=float).max())
     assert extra == pytest.approx(t_store0 - 4 * t_store, rel=1e-6)
     assert extra < 4 * (t_store0 - t_store) / 2
+
+
+def test_persistent_gemm_is_timed_as_the_grid_it_stands_for():
+    from . import kernels as K
+    # 4096 x 4096 x 1024, 128 x 256 tiles: 32 x 16 = 512 tiles over 132 blocks, 4 trips each (16
+    # trips past the last tile do nothing).  Counts by hand: 2 M N K FLOPs; each tile reads its
+    # 16 K steps of A (128 x 64) and B (64 x 256) fp16 tiles; C written once
+    p = dict(M=4096, N=4096, K=1024)
+    pers = tileroof.analyze(K.persistent_gemm, **p)
+    assert pers.tensor_flops == 2 * 4096 * 4096 * 1024
+    assert pers.counts.level_bytes("global", "read") == 512 * 16 * (128 * 64 + 64 * 256) * 2
+    assert pers.counts.level_bytes("global", "write") == 4096 * 4096 * 2
+    # the walk runs trip w of block b as block (b, w) of a 132 x 4 grid, at most 132 resident:
+    # the L2 model sees the tiles each wave shares, as for the plain grid of the same tile order
+    assert pers.trace.grid == (132, 4, 1) and pers.trace.resident_blocks == 132
+    plain = tileroof.analyze(K.persistent_gemm, virtual=True, **p)
+    assert plain.trace.resident_blocks == 0
+    assert pers.dram_bytes == plain.dram_bytes
+    assert pers.estimated_time == pytest.approx(plain.estimated_time, rel=1e-9)
+    assert any("persistent kernel: 132 blocks launched" in a for a in pers.assumptions)
+    # before: the tile starts (w * 132 + b) // 8 % 32 are no affine key, every re-read an untiled
+    # miss; now A and B come from DRAM a few times over, not once per issued tile (2.6 GB)
+    assert pers.dram_bytes < 0.2 * pers.counts.level_bytes("global", "read")
+
+
+def test_persistent_grid_caps_residency():
+    from . import kernels as K
+    # a 64 x 64 fp16 tile copy: 8 KiB of shared memory and 128 threads, many blocks would fit an
+    # SM, but the kernel launches 132, one an SM (264: two)
+    for sm_num, per_sm in ((132, 1), (264, 2)):
+        r = tileroof.analyze(K.persistent_copy, sm_num=sm_num)
+        occ = r.timing.occupancy
+        assert occ.blocks_per_sm == per_sm and occ.limiter == "persistent grid"
+        # every one of the 64 x 64 tiles copied once: 32 MiB read, 32 MiB written
+        assert r.counts.level_bytes("global", "read") == r.counts.level_bytes("global", "write") == 4096 * 4096 * 2

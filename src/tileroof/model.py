@@ -346,6 +346,9 @@ def occupancy(trace: KernelTrace, dev: Device) -> Occupancy:
         limits["shared memory"] = int(dev.smem_per_sm // (smem + reserved)) if dev.smem_per_sm else 1
     if regs and dev.regs_per_sm:
         limits["registers"] = int(dev.regs_per_sm // (regs * launched))
+    if trace.resident_blocks and dev.sm_count:
+        # a persistent kernel's real grid: no more of its (virtual) blocks run at once than it launched
+        limits["persistent grid"] = max(1, trace.resident_blocks // dev.sm_count)
     limiter = min(limits, key=limits.get)
     consumer_regs = regs
     if rebalance and dev.regs_per_sm:
@@ -1836,6 +1839,13 @@ def _timed(trace: KernelTrace, counts: Counts, dev: Device, occ: Occupancy, pipe
     tensor rates' scale (the SM clock over dev.tensor_clock_hz)."""
     slots = occ.blocks_per_sm * dev.sm_count
     nblocks = max(trace.num_blocks, 1)
+    if trace.resident_blocks:
+        gx, gy, gz = trace.grid
+        note = (f"persistent kernel: {trace.resident_blocks} blocks launched, their {gy}-trip tile loop timed as "
+                f"the grid it stands for ({gx * gz} x {gy} blocks, tile = trip x {gx * gz} + block), at most "
+                f"{trace.resident_blocks} resident")
+        if note not in assumptions:
+            assumptions.append(note)
     res: dict[str, float] = {}
     for (unit, dtype), n in counts.flops.items():
         if not n:

@@ -134,6 +134,9 @@ class KernelTrace:
     # storages whose tile starts read a tensor but are one value per block (a grouped GEMM's group):
     # the L2 model takes them to spread the blocks evenly, in launch order, over the dimension
     data_keyed: tuple = ()
+    # a persistent kernel walked as the grid its tile loop stands for (walk._virtual_grid_loop): the
+    # blocks really launched, which cap those resident at once (0: the grid is the launch's own)
+    resident_blocks: int = 0
     # a PrimFunc with several T.Kernel launches: one trace per launch, run one after another (this
     # trace then holds all their records, the first launch's grid and the footprint over all)
     launches: tuple = ()

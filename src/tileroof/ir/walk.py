@@ -165,6 +165,65 @@ def _launches_inside(stmt) -> bool:
     return bool(found)
 
 
+_DIVIDES = (tirx.FloorDiv, tirx.FloorMod, tirx.Div, tirx.Mod)
+
+
+def _tile_starts_divide_by(body, var, env) -> bool:
+    """Whether a global tile copy in `body` starts at an index that reaches `var` (directly or
+    through let-bound names, as `env` holds them) under a division or modulo."""
+    def reaches(expr, seen=()) -> bool:
+        hit = []
+
+        def visit(n):
+            if hit:
+                return
+            if isinstance(n, tirx.Var):
+                if n.same_as(var):
+                    hit.append(n)
+                elif n not in seen:
+                    val = env.get(n)
+                    if isinstance(val, tirx.PrimExpr) and reaches(val, seen + (n,)):
+                        hit.append(n)
+        tirx.stmt_functor.post_order_visit(expr, visit)
+        return bool(hit)
+
+    def divided(expr, seen=()) -> bool:
+        found = []
+
+        def visit(n):
+            if found:
+                return
+            if isinstance(n, _DIVIDES) and reaches(n):
+                found.append(n)
+            elif isinstance(n, tirx.Var) and n not in seen:
+                val = env.get(n)
+                if isinstance(val, tirx.PrimExpr) and divided(val, seen + (n,)):
+                    found.append(n)
+        tirx.stmt_functor.post_order_visit(expr, visit)
+        return bool(found)
+
+    lets = {}
+    found = []
+
+    def collect(n):
+        if isinstance(n, tirx.Bind):
+            lets[n.var] = n.value
+        if found or not isinstance(n, tirx.Call) or not str(getattr(n.op, "name", "")).startswith("tl.tileop."):
+            return
+        for a in n.args:
+            if isinstance(a, tirx.Call) and getattr(a.op, "name", "") == "tl.region":
+                load = a.args[0]
+                if isinstance(load, tirx.BufferLoad) and str(load.buffer.scope()) == "global":
+                    if any(divided(i) for i in load.indices):
+                        found.append(a)
+    env = {**env}
+    tirx.stmt_functor.post_order_visit(body, collect)
+    if not found and lets:
+        env.update(lets)
+        tirx.stmt_functor.post_order_visit(body, collect)
+    return bool(found)
+
+
 # CUDA's grid extents (x: 2^31 - 1, y and z: 65535), and the most blocks the walk holds per-block
 # arrays for (2^24: ~5 GB and ~20 s at the peak; the sweep's 8.4 M-block GEMM took 8.9 s, 2.7 GB)
 CUDA_GRID_LIMITS = {"blockIdx.x": 2**31 - 1, "blockIdx.y": 65535, "blockIdx.z": 65535}
@@ -217,6 +276,8 @@ class Walker:
         self.pipeline_trips = None     # per-block iterations of the enclosing T.Pipelined loop
         # one PrimFunc may hold several T.Kernel launches, run one after another
         self.launches: list[KernelTrace] = []
+        self._virtual_cap = 0              # real blocks of a launch whose persistent loop is its grid
+        self._virtual_after = None
         self._grid_depth = 0
         self._outer_buffers: dict[str, BufferInfo] = {}
         self._all_footprint_parts: dict = defaultdict(list)
@@ -312,7 +373,7 @@ class Walker:
             assumed=tuple(sorted(self.ev.assumed_used)), taken=self._taken_used(), swizzle_panel=self.swizzle[0],
             swizzle_order=self.swizzle[1], footprints=self._footprints(),
             data_indexed=tuple(sorted(self.data_indexed)), data_keyed=tuple(sorted(self.data_keyed)),
-            register_hints=tuple(self.register_hints))
+            register_hints=tuple(self.register_hints), resident_blocks=self._virtual_cap)
 
     def _begin_launch(self, s) -> None:
         """A top-level blockIdx loop starts a kernel launch: fresh grid, threads, records."""
@@ -320,6 +381,7 @@ class Walker:
             self._end_launch()
         self.grid = [1, 1, 1]
         self.threads = [1, 1, 1]
+        self._virtual_cap, self._virtual_after = 0, None
         self._prescan(s.body)
         self.buffers = dict(self._outer_buffers)
         self.ops, self.unmodeled, self.bounded, self.data_indexed = [], {}, set(), set()
@@ -510,6 +572,8 @@ class Walker:
             return self._grid_loop(s, m, tag)
         if tb is None and self._grid_depth == 0 and _launches_inside(s.body):
             return self._host_loop(s, m)
+        if tb is None and self._persistent_loop(s):
+            return self._virtual_grid_loop(s, m)
         step = getattr(s, "step", None)
         if step is not None and not (isinstance(step, tirx.IntImm) and step.value == 1):
             return self._stepped_loop(s, m)
@@ -590,6 +654,42 @@ class Walker:
             self._serial_pipeline(*unannotated)
         del self.loops[axis]
         del self.env[var]
+
+    def _persistent_loop(self, s) -> bool:
+        """A persistent kernel's tile loop: a serial loop straight inside a launch (no enclosing
+        loop, nothing recorded before it, a free y grid axis) whose global tile copies start at
+        tiles computed from the loop variable and the block index through a division or modulo
+        (T.Persistent; upstream's `tile_id = sm_num * w + bx`, `bx = tile_id // g % m_blocks`).
+        Its trips are the tiles a wave of a plain grid would run: `_virtual_grid_loop`."""
+        if (self._grid_depth == 0 or s.kind != tirx.ForKind.SERIAL or self.ops or self.unmodeled
+                or self.grid[1] != 1 or self._virtual_cap or any(not l.replicated for l in self.loops.values())
+                or (s.annotations and s.annotations.get("num_stages") is not None)):
+            return False
+        try:
+            (start, extent) = self._ints([s.min, s.extent], "persistent loop")
+        except TileroofError:
+            return False
+        if start != 0 or extent < 2:
+            return False
+        return _tile_starts_divide_by(s.body, s.loop_var, self.env)
+
+    def _virtual_grid_loop(self, s, m):
+        """A persistent tile loop walked as the grid it stands for: trip w of real block b is
+        virtual block (y = w, x = b), launched in that order (x fastest: tile ids w * blocks + b),
+        so the L2 model sees the tiles a wave shares and the time model its waves; the real grid
+        caps the blocks resident at once (KernelTrace.resident_blocks).  Work after the loop runs
+        once per real block (in the first virtual row)."""
+        (extent,) = self._ints([s.extent], "persistent loop")
+        real = self.grid[0] * self.grid[2]
+        self.grid[1] = extent
+        self._virtual_cap = real
+        var = s.loop_var
+        self.env[var] = np.arange(extent, dtype=np.int64).reshape((1, extent, 1))
+        try:
+            self.visit(s.body, m)
+        finally:
+            del self.env[var]
+        self._virtual_after = (np.arange(extent) == 0).reshape((1, extent, 1))
 
     def _serial_pipeline(self, first: int, inner) -> None:
         """A serial loop without a num_stages annotation (T.Pipelined(..., num_stages=0), or a plain
@@ -1501,6 +1601,8 @@ class Walker:
         return out
 
     def record(self, kind, label, m, operands=(), attrs=None, ops_per_exec=None):
+        if self._virtual_after is not None:          # after a persistent loop: once per real block
+            m = m * self._virtual_after
         per_block = self._per_block(m)
         self.ops.append(OpRecord(
             kind=kind, label=label, executions=int(per_block.sum()), per_block=per_block,
