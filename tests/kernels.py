@@ -316,3 +316,21 @@ def persistent_copy(M=4096, N=4096, bm=64, bn=64, sm_num=132):
                     T.copy(A[tx * bm, ty * bn], S)
                     T.copy(S, B[tx * bm, ty * bn])
     return main
+
+
+@tilelang.jit
+def guarded_atomic(M, N, D=64, bm=64, bn=64):
+    """A causal-style loop (k from by) whose element guard k * bn + i < N always holds (k < N / bn,
+    i < bn): on two loop variables, with too many (block, k, i) to enumerate at M = N = 4096."""
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float16"), dQ: T.Tensor((N, D), "float32")):
+        with T.Kernel(M // bm, 256, threads=128) as (by, bh):
+            a_s = T.alloc_shared((bn, D), "float16")
+            acc = T.alloc_fragment((bn, D), "float32")
+            for k in T.Pipelined(by, N // bn, num_stages=2):
+                T.copy(A[k * bn, 0], a_s)
+                T.copy(a_s, acc)
+                for i, j in T.Parallel(bn, D):
+                    if k * bn + i < N:
+                        T.atomic_add(dQ[k * bn + i, j], acc[i, j])
+    return main

@@ -242,3 +242,18 @@ def test_column_scan_bank_conflicts():
     row = tileroof.analyze(K.tile_cumsum, dim=1)
     scan = [o for o in row.counts.ops if o.kind == "cumsum"][0]
     assert scan.excess.get(("shared", "conflict"), 0) == 0
+
+
+def test_guard_on_two_loop_variables_decided_by_intervals():
+    # k runs by .. 63, i 0 .. 63: k * 64 + i <= 4095 < 4096 always.  Too many (block, k, i) to
+    # enumerate at 4096, so the interval bound decides it: no run-time branch, every atomic counted.
+    # Trips: 64 - by over 64 row blocks = 2080, times 256 head blocks; 64 x 64 fp32 atomics a trip
+    r = tileroof.analyze(K.guarded_atomic, M=4096, N=4096)
+    assert r.bounded == []
+    atomic = [o for o in r.counts.ops if o.kind.startswith("atomic")][0]
+    assert atomic.bytes[("global", "atomic")] == 2080 * 256 * 64 * 64 * 4
+    # small enough to enumerate: the same count
+    small = tileroof.analyze(K.guarded_atomic, M=512, N=512)
+    assert small.bounded == []
+    assert [o for o in small.counts.ops if o.kind.startswith("atomic")][0].bytes[("global", "atomic")] == \
+        (8 * 9 // 2) * 256 * 64 * 64 * 4

@@ -108,6 +108,25 @@ def interval_linear_lt(lin: Linear, strict: bool = True):
     return lo, hi, ext
 
 
+def decided_linear_lt(lin: Linear, strict: bool = True):
+    """Over every value of its loops (u = v - start in [0, extent)), whether base + Σ a·u < 0
+    (<= 0 if not strict) always holds (1.0) or never does (0.0), per block; None where it holds for
+    some values only (or a loop's extent is unknown): an interval bound, for guards on several loop
+    variables (k * 64 + i < N with k < N / 64, i < 64) too many to enumerate."""
+    lo = hi = np.asarray(lin.base if strict else np.subtract(lin.base, 1), dtype=np.float64)
+    for v, ax in lin.loops.items():
+        a, ext = align(lin.coef.get(v, 0), _extent(ax))
+        span = np.multiply(a, np.maximum(np.asarray(ext, dtype=np.float64) - 1, 0))
+        lo, span = align(lo, span)
+        hi, _ = align(hi, span)
+        lo, hi = lo + np.minimum(span, 0), hi + np.maximum(span, 0)
+    if np.all(hi < 0):
+        return 1.0
+    if np.all(lo >= 0):
+        return 0.0
+    return None
+
+
 def comparison_as_lt(cond):
     """(x, y, strict) for cond rewritten as  x - y < 0  (strict) or  x - y <= 0."""
     if isinstance(cond, tirx.LT):

@@ -905,6 +905,13 @@ class Walker:
                     factor = np.multiply(*align(factor, np.asarray(c, dtype=np.float64)))
                     continue
                 cmp = affine.comparison_as_lt(part)
+                if cmp and len(vars_) > 1:
+                    # several loop variables: decided when it holds for all their values or none
+                    many = affine.linear_diff(self.ev, cmp[0], cmp[1])
+                    decided = affine.decided_linear_lt(many, cmp[2]) if many is not None else None
+                    if decided is not None:
+                        factor = factor * decided
+                        continue
                 lin = affine.linear_diff(self.ev, cmp[0], cmp[1]) if cmp and len(vars_) == 1 else None
             except DataDependent as exc:
                 share = self._data_share(exc.name)
