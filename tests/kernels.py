@@ -334,3 +334,29 @@ def guarded_atomic(M, N, D=64, bm=64, bn=64):
                     if k * bn + i < N:
                         T.atomic_add(dQ[k * bn + i, j], acc[i, j])
     return main
+
+
+@tilelang.jit
+def loop_then_residual(M=8192, N=64, bm=64, residual="A"):
+    """Each block streams its bm rows of A through a 16-row loop, then reads the same bm rows
+    again whole (residual="A": a part of what it swept, as the Mamba chunk scan's residual x) or
+    bm rows of another tensor R (residual="R"), and writes their sum."""
+    @T.prim_func
+    def main(A: T.Tensor((M, N), "float16"), R: T.Tensor((M, N), "float16"), B: T.Tensor((M, N), "float16")):
+        with T.Kernel(M // bm, threads=128) as bx:
+            S = T.alloc_shared((16, N), "float16")
+            acc = T.alloc_fragment((bm, N), "float32")
+            S2 = T.alloc_shared((bm, N), "float16")
+            T.clear(acc)
+            for k in T.serial(bm // 16):
+                T.copy(A[bx * bm + k * 16, 0], S)
+                for i, j in T.Parallel(16, N):
+                    acc[k * 16 + i, j] += S[i, j]
+            if residual == "A":
+                T.copy(A[bx * bm, 0], S2)
+            else:
+                T.copy(R[bx * bm, 0], S2)
+            for i, j in T.Parallel(bm, N):
+                acc[i, j] += S2[i, j]
+            T.copy(acc, B[bx * bm, 0])
+    return main

@@ -1820,3 +1820,18 @@ def test_persistent_grid_caps_residency():
         assert occ.blocks_per_sm == per_sm and occ.limiter == "persistent grid"
         # every one of the 64 x 64 tiles copied once: 32 MiB read, 32 MiB written
         assert r.counts.level_bytes("global", "read") == r.counts.level_bytes("global", "write") == 4096 * 4096 * 2
+
+
+def test_residual_read_of_swept_rows_hits_l2():
+    from . import kernels as K
+    # 128 blocks each stream their 64 x 64 fp16 rows of A (8 KiB) in 16-row steps, then read the
+    # same rows whole: the second read is of bytes the block just brought in (1 MiB in all, far
+    # under the L2): no DRAM.  Reading another tensor's rows instead costs their 1 MiB.
+    def second(res):
+        r = tileroof.analyze(K.loop_then_residual, residual=res)
+        ops = [o for o in r.timing.memory.per_operand if o.buffer in ("A", "R")]
+        return ops[-1]
+    again = second("A")
+    assert again.issued == 8192 * 64 * 2 and again.dram == 0 and "read again" in again.note
+    other = second("R")
+    assert other.dram == 8192 * 64 * 2

@@ -573,6 +573,24 @@ class _Again(_Distinct):
     pushed the row out in between."""
 
 
+def _grid3(v) -> np.ndarray:
+    """A block_range bound (a number, or an array over the leading grid axes z, y, x) as a 3-D
+    array that numpy broadcasts over the grid."""
+    a = np.asarray(v)
+    return a.reshape(a.shape + (1,) * (3 - a.ndim)) if a.ndim < 3 else a
+
+
+def _inside(inner, outer) -> bool:
+    """Whether every block's box `inner` (Operand.block_range) lies in its own box `outer`."""
+    if inner is None or outer is None or len(inner) != len(outer):
+        return False
+    try:
+        return all(bool(np.all(_grid3(lo_o) <= _grid3(lo_i)) and np.all(_grid3(hi_i) <= _grid3(hi_o)))
+                   for (lo_i, hi_i), (lo_o, hi_o) in zip(inner, outer))
+    except ValueError:                       # boxes over grids that do not broadcast: not compared
+        return False
+
+
 def _same_tiles(a: tuple, b: tuple) -> bool:
     """Whether two reads' (block_start, extents, bytes) name the same tile of every block."""
     (sa, ea, na), (sb, eb, nb) = a, b
@@ -753,8 +771,13 @@ def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: in
     tiled = []
     working_set = np.zeros(waves)          # distinct bytes each wave touches, all operands together
     distinct_keys: dict = {}               # storage -> the tiles of its _Distinct reads so far
+    read_boxes: dict = {}                  # storage -> each earlier read's per-block box (block_range)
+    pending = None
     for rec, op, nbytes in reads:
         total_issued_read += nbytes
+        if pending is not None:
+            read_boxes.setdefault(pending[0], []).append(pending[1])
+        pending = (trace.storage_of(op.buffer), op.block_range) if op.block_range is not None else None
         keys = _keys_per_block(op, (gz, gy, gx))
         weights = rec.per_block
         executions = weights.sum()
@@ -771,8 +794,11 @@ def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: in
             # the same bytes again: the same tile of each block (start and size), not just the same
             # key (RoPE reads the two halves of a row, two tiles of one key)
             mine = (op.block_start, op.extents, float(per_block_bytes.sum()))
-            if any(_same_tiles(mine, k) for k in distinct_keys.get(storage, ())):
-                tiled.append((rec, op, nbytes, _Again(per_block_bytes)))      # its bytes are in the set already
+            if any(_same_tiles(mine, k) for k in distinct_keys.get(storage, ())) or \
+                    any(_inside(op.block_range, box) for box in read_boxes.get(storage, ())):
+                # its bytes are in the set already: the same tile read by an earlier op, or a part of
+                # what the block swept before (a residual read of the rows its loop streamed)
+                tiled.append((rec, op, nbytes, _Again(per_block_bytes)))
                 continue
             distinct_keys.setdefault(storage, []).append(mine)
             np.add.at(working_set, wave_of, per_block_bytes)
