@@ -360,3 +360,19 @@ def loop_then_residual(M=8192, N=64, bm=64, residual="A"):
                 acc[i, j] += S2[i, j]
             T.copy(acc, B[bx * bm, 0])
     return main
+
+
+@tilelang.jit
+def row_stencil(M=8192, N=64, bm=32):
+    """B[r] = A[r] + A[r + 1] + A[r + 2]: each block copies its bm rows and the 2 halo rows below
+    them (bm + 2 rows, overlapping the next block's tile by 2)."""
+    @T.prim_func
+    def main(A: T.Tensor((M + 2, N), "float16"), B: T.Tensor((M, N), "float16")):
+        with T.Kernel(M // bm, threads=128) as bx:
+            S = T.alloc_shared((bm + 2, N), "float16")
+            out = T.alloc_fragment((bm, N), "float16")
+            T.copy(A[bx * bm, 0], S)
+            for i, j in T.Parallel(bm, N):
+                out[i, j] = S[i, j] + S[i + 1, j] + S[i + 2, j]
+            T.copy(out, B[bx * bm, 0])
+    return main

@@ -1835,3 +1835,14 @@ def test_residual_read_of_swept_rows_hits_l2():
     assert again.issued == 8192 * 64 * 2 and again.dram == 0 and "read again" in again.note
     other = second("R")
     assert other.dram == 8192 * 64 * 2
+
+
+def test_overlapping_halo_tiles_read_their_footprint():
+    from . import kernels as K
+    # 256 blocks of 32 + 2 rows x 64 fp16: 256 * 34 * 128 B issued, over a footprint of 8194 rows;
+    # the 2 halo rows a block shares with the next are re-read while the L2 holds them (the whole
+    # input is 1 MiB): DRAM reads the footprint once
+    r = tileroof.analyze(K.row_stencil)
+    a = [o for o in r.timing.memory.per_operand if o.buffer == "A"][0]
+    assert a.issued == 256 * 34 * 64 * 2 and a.unique == 8194 * 64 * 2
+    assert a.dram == pytest.approx(a.unique) and "overlapping" in a.note

@@ -848,6 +848,9 @@ def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: in
     foot = trace.footprints
     wave_bytes = float(working_set[:max(nblocks // slots, 1)].mean()) if waves else 0.0
     kernel_bytes = float(total_issued_read + sum(nb for _, nb in writes))
+    readers: dict = {}                     # storage -> the read ops of it
+    for _, op, _ in reads:
+        readers[trace.storage_of(op.buffer)] = readers.get(trace.storage_of(op.buffer), 0) + 1
     in_step = []
     read_before = set()
     for (rec, op, nbytes, pairs), use in zip(tiled, uses):
@@ -868,6 +871,12 @@ def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: in
             note = f"each block its own tile, read again by a later op: {hit:.0%} hit in L2 (a wave's working set between)"
         elif isinstance(pairs, _Distinct):
             d, note = float(pairs.per_block_bytes.sum()), "each block its own tile: no reuse"
+            if unique < d and readers.get(storage, 0) == 1:
+                # tiles that overlap their neighbours' (a convolution's halo rows): the footprint
+                # once, the overlap re-read by blocks launched near each other, as a walk
+                d, distance, hit = walked_retouches(d, unique, waves, wave_bytes, capacity, hit_curve, kernel_bytes)
+                note = (f"each block its own tile, overlapping its neighbours': the footprint once, the overlap "
+                        f"re-read after ~{distance / 1e6:.1f} MB: {hit:.0%} hit in L2")
         else:
             # LRU at wave granularity: a tile used again in wave w after wave w' hits in L2 when the
             # distinct bytes touched by waves w'+1..w fit in the cache
