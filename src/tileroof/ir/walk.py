@@ -203,11 +203,15 @@ def _tile_starts_divide_by(body, var, env) -> bool:
         return bool(found)
 
     lets = {}
+
+    def binds(n):
+        if isinstance(n, tirx.Bind):
+            lets[n.var] = n.value
+    tirx.stmt_functor.post_order_visit(body, binds)
+    env = {**env, **lets}                  # names bound inside the loop body too
     found = []
 
     def collect(n):
-        if isinstance(n, tirx.Bind):
-            lets[n.var] = n.value
         if found or not isinstance(n, tirx.Call) or not str(getattr(n.op, "name", "")).startswith("tl.tileop."):
             return
         for a in n.args:
@@ -216,11 +220,7 @@ def _tile_starts_divide_by(body, var, env) -> bool:
                 if isinstance(load, tirx.BufferLoad) and str(load.buffer.scope()) == "global":
                     if any(divided(i) for i in load.indices):
                         found.append(a)
-    env = {**env}
     tirx.stmt_functor.post_order_visit(body, collect)
-    if not found and lets:
-        env.update(lets)
-        tirx.stmt_functor.post_order_visit(body, collect)
     return bool(found)
 
 
