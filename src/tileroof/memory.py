@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections import Counter
 
 from dataclasses import dataclass, field, replace
 
@@ -771,13 +772,9 @@ def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: in
     tiled = []
     working_set = np.zeros(waves)          # distinct bytes each wave touches, all operands together
     distinct_keys: dict = {}               # storage -> the tiles of its _Distinct reads so far
-    read_boxes: dict = {}                  # storage -> each earlier read's per-block box (block_range)
-    pending = None
-    for rec, op, nbytes in reads:
+    read_storage = [trace.storage_of(op.buffer) for _, op, _ in reads]
+    for i, (rec, op, nbytes) in enumerate(reads):
         total_issued_read += nbytes
-        if pending is not None:
-            read_boxes.setdefault(pending[0], []).append(pending[1])
-        pending = (trace.storage_of(op.buffer), op.block_range) if op.block_range is not None else None
         keys = _keys_per_block(op, (gz, gy, gx))
         weights = rec.per_block
         executions = weights.sum()
@@ -795,7 +792,8 @@ def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: in
             # key (RoPE reads the two halves of a row, two tiles of one key)
             mine = (op.block_start, op.extents, float(per_block_bytes.sum()))
             if any(_same_tiles(mine, k) for k in distinct_keys.get(storage, ())) or \
-                    any(_inside(op.block_range, box) for box in read_boxes.get(storage, ())):
+                    any(read_storage[j] == storage and _inside(op.block_range, reads[j][1].block_range)
+                        for j in range(i)):
                 # its bytes are in the set already: the same tile read by an earlier op, or a part of
                 # what the block swept before (a residual read of the rows its loop streamed)
                 tiled.append((rec, op, nbytes, _Again(per_block_bytes)))
@@ -848,9 +846,7 @@ def estimates(trace: KernelTrace, slots: int, l2_bytes: float, l2_partitions: in
     foot = trace.footprints
     wave_bytes = float(working_set[:max(nblocks // slots, 1)].mean()) if waves else 0.0
     kernel_bytes = float(total_issued_read + sum(nb for _, nb in writes))
-    readers: dict = {}                     # storage -> the read ops of it
-    for _, op, _ in reads:
-        readers[trace.storage_of(op.buffer)] = readers.get(trace.storage_of(op.buffer), 0) + 1
+    readers = Counter(read_storage)        # storage -> the read ops of it
     in_step = []
     read_before = set()
     for (rec, op, nbytes, pairs), use in zip(tiled, uses):

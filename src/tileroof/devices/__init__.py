@@ -82,16 +82,21 @@ _MMA_SHARE = {f"mma_sync_share_{d}": d for d in ("fp16", "bf16", "tf32", "fp8", 
 _CUDA = {"fp32_tflops": "fp32", "fp16_tflops": "fp16", "fp64_tflops": "fp64", "bf16_tflops": "bf16"}
 
 
-def _tensor_entry(table: dict, dtype: str) -> float:
-    """A per-dtype tensor-core figure: fp32 runs as tf32, fp4/int4 as fp8 where the table lacks
-    them, anything else unknown as fp16 (0 without fp16)."""
+def _tensor_key(table: dict, dtype: str) -> str:
+    """The key of a per-dtype tensor-core table that stands for `dtype`: its own, fp32 as tf32,
+    fp4/int4 as fp8 where the table lacks them, anything else unknown as fp16."""
     if dtype in table:
-        return table[dtype]
+        return dtype
     if dtype == "fp32" and "tf32" in table:
-        return table["tf32"]
+        return "tf32"
     if dtype in ("fp4", "int4") and "fp8" in table:
-        return table["fp8"]
-    return table.get("fp16", 0.0)
+        return "fp8"
+    return "fp16"
+
+
+def _tensor_entry(table: dict, dtype: str) -> float:
+    """A per-dtype tensor-core figure (_tensor_key's; 0 where the table lacks even fp16)."""
+    return table.get(_tensor_key(table, dtype), 0.0)
 
 
 @dataclass(frozen=True)
@@ -232,14 +237,10 @@ class Device:
         """What the tensor rate of `dtype` stands in for when the catalog entry has none of its own
         (_tensor_entry's fallbacks), or None: said in the result's assumptions, never silently."""
         base, _ = _mma_key(dtype)
-        table = self.tensor_peak
-        if base in table or (base == "fp32" and "tf32" in table):
+        key = _tensor_key(self.tensor_peak, base)
+        if key == base or (base, key) == ("fp32", "tf32") or key not in self.tensor_peak:
             return None
-        if base in ("fp4", "int4") and "fp8" in table:
-            return f"{self.name}: no {base} tensor rate in its catalog entry: timed at fp8's"
-        if "fp16" in table:
-            return f"{self.name}: no tensor rate for {base} in its catalog entry: timed at fp16's"
-        return None
+        return f"{self.name}: no tensor rate for {base} in its catalog entry: timed at {key}'s"
 
     def mma_rate_share(self, dtype: str) -> float:
         """The share of the wgmma rate mma.sync sustains for `dtype` (fp32 as tf32; a dtype not
