@@ -14,11 +14,5 @@ echo "cublas_instr rc=$? $((SECONDS - s))s"
 CASES=${CASES:-probe_mma_int8_nn_bm128_bn256_bk64_s3_t256,probe_mma_fp16_nowgmma_bm128_bn256_bk32_s3_t256}
 bash benchmarks/gpu_run.sh --ncu --budget 200 --out "$OUTDIR/dt" --cases "$CASES" 2>&1 | tail -12
 echo "probes done ${SECONDS}s"
-case "$GPU${NOS32:+ only}" in *H200)
-  left=$((LIMIT - SECONDS - 150))
-  [ $left -gt 90 ] && bash benchmarks/gpu_run.sh --ncu --budget $left --out "$OUTDIR/drift" --cases "$(drift_cases)" 2>&1 | tail -12
-  [ $((LIMIT - SECONDS)) -gt 130 ] && br pieces 120 && tar czf "$OUTDIR/br.tar.gz" -C "$OUTDIR" br
-  ;; esac
-# at most 8 files come back: keep each run's record and raw logs, drop the copies the record holds
-rm -rf "$OUTDIR/br"; find "$OUTDIR" \( -name nvidia-smi-start.txt -o -name measure.log \) -delete
-echo "total ${SECONDS}s"; find "$OUTDIR" -type f | sort
+[ -z "${NOS32:-}" ] && h200_extras 150
+finish

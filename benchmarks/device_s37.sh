@@ -23,11 +23,5 @@ if [ -z "${NOFABRIC:-}" ]; then
     --ncu --ncu-metrics "$M" --out "$OUTDIR/fab" --time-budget 100 2>&1 | tail -5
   tar czf "$OUTDIR/fab.tar.gz" -C "$OUTDIR" fab && rm -rf "$OUTDIR/fab"; echo "fabric done ${SECONDS}s"
 fi
-case "$GPU" in *H200)
-  left=$((LIMIT - SECONDS - 140))
-  [ $left -gt 90 ] && bash benchmarks/gpu_run.sh --ncu --budget $left --out "$OUTDIR/drift" --cases "$(drift_cases)" 2>&1 | tail -12
-  [ $((LIMIT - SECONDS)) -gt 130 ] && br pieces 120 && tar czf "$OUTDIR/br.tar.gz" -C "$OUTDIR" br
-  ;; esac
-# at most 8 files come back: keep each run's record and raw logs, drop the copies the record holds
-rm -rf "$OUTDIR/br"; find "$OUTDIR" \( -name nvidia-smi-start.txt -o -name measure.log \) -delete
-echo "total ${SECONDS}s"; find "$OUTDIR" -type f | sort
+h200_extras 140
+finish

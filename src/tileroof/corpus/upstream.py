@@ -697,6 +697,20 @@ def grouped_gemm(batch_sizes_list, K, N, block_M=64, block_N=128, block_K=64, nu
 
 
 # ----------------------------------------------------------------------------- grouped control
+def _shifted_gemm(K, block_M, block_N, block_K, num_stages):
+    """The shift controls' loop (a T.macro): the grouped GEMM's tiles from row start m0[0] of A and
+    group g0[0] of B, whatever set them."""
+    @T.macro
+    def gemm(A, B, C, A_shared, B_shared, C_local, m0, g0, bx, by):
+        T.clear(C_local)
+        for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
+            T.copy(A[m0[0]:m0[0] + block_M, k * block_K:(k + 1) * block_K], A_shared)
+            T.copy(B[g0[0], k * block_K:(k + 1) * block_K, by * block_N:(by + 1) * block_N], B_shared)
+            T.gemm(A_shared, B_shared, C_local)
+        T.copy(C_local, C[bx * block_M, by * block_N])
+    return gemm
+
+
 @tilelang.jit(pass_configs={"tl.disable_tma_lower": True, "tl.disable_warp_specialized": True})
 def grouped_affine_shift(G, M, N, K, block_M=64, block_N=128, block_K=64, num_stages=2, threads=256,
                          dtype="float16", runtime="ab"):
@@ -706,6 +720,7 @@ def grouped_affine_shift(G, M, N, K, block_M=64, block_N=128, block_K=64, num_st
     (session 37): only A's row start / only B's group from the tensor, the other the control's."""
     gx = T.ceildiv(M, block_M)
     accum_dtype = "float32"
+    gemm = _shifted_gemm(K, block_M, block_N, block_K, num_stages)
 
     @T.prim_func
     def main(A: T.Tensor([M, K], dtype), B: T.Tensor([G, K, N], dtype), C: T.Tensor([M, N], dtype),
@@ -724,12 +739,7 @@ def grouped_affine_shift(G, M, N, K, block_M=64, block_N=128, block_K=64, num_st
                 g0[0] = bx * G // gx + shift[1]
             else:
                 g0[0] = bx * G // gx
-            T.clear(C_local)
-            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
-                T.copy(A[m0[0]:m0[0] + block_M, k * block_K:(k + 1) * block_K], A_shared)
-                T.copy(B[g0[0], k * block_K:(k + 1) * block_K, by * block_N:(by + 1) * block_N], B_shared)
-                T.gemm(A_shared, B_shared, C_local)
-            T.copy(C_local, C[bx * block_M, by * block_N])
+            gemm(A, B, C, A_shared, B_shared, C_local, m0, g0, bx, by)
 
     return main
 
@@ -742,6 +752,7 @@ def grouped_affine_shiftarg(G, M, N, K, block_M=64, block_N=128, block_K=64, num
     in the data-keyed kernel, but no dependent global load ahead of a block's first copy."""
     gx = T.ceildiv(M, block_M)
     accum_dtype = "float32"
+    gemm = _shifted_gemm(K, block_M, block_N, block_K, num_stages)
 
     @T.prim_func
     def main(A: T.Tensor([M, K], dtype), B: T.Tensor([G, K, N], dtype), C: T.Tensor([M, N], dtype),
@@ -754,12 +765,7 @@ def grouped_affine_shiftarg(G, M, N, K, block_M=64, block_N=128, block_K=64, num
             g0 = T.alloc_local([1], "int32")
             m0[0] = bx * block_M + s_m
             g0[0] = bx * G // gx + s_g
-            T.clear(C_local)
-            for k in T.Pipelined(T.ceildiv(K, block_K), num_stages=num_stages):
-                T.copy(A[m0[0]:m0[0] + block_M, k * block_K:(k + 1) * block_K], A_shared)
-                T.copy(B[g0[0], k * block_K:(k + 1) * block_K, by * block_N:(by + 1) * block_N], B_shared)
-                T.gemm(A_shared, B_shared, C_local)
-            T.copy(C_local, C[bx * block_M, by * block_N])
+            gemm(A, B, C, A_shared, B_shared, C_local, m0, g0, bx, by)
 
     return main
 
